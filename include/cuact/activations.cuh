@@ -1,0 +1,75 @@
+/// \file
+/// Activation policies: tiny functor structs, one per activation.
+///
+/// An activation is any copyable type with
+///
+///     template <class C> __host__ __device__ C operator()(C x) const;
+///
+/// called with the compute type C (float for float/__half/__nv_bfloat16 storage, double for
+/// double). It may hold parameters. For the backward pass it may also provide
+///
+///     template <class C> __host__ __device__ C derivative(C x) const;              // act'(x)
+///     template <class C> __host__ __device__ C derivative_from_output(C y) const;  // act'(x), y = act(x)
+///     template <class C> __host__ __device__ C gradient(C dy, C x) const;          // dx; default dy * act'(x)
+///     template <class C> __host__ __device__ C gradient_from_output(C dy, C y) const;
+///
+/// `gradient` exists for activations whose PyTorch backward is a selection rather than a
+/// product (relu: dx = x > 0 ? dy : 0, so a NaN or inf dy where x <= 0 gives 0, not NaN).
+#pragma once
+
+#include "detail/config.cuh"
+#include "detail/math.cuh"
+
+namespace cuact {
+
+/// ReLU: x > 0 ? x : +0; propagates NaN; relu(-0) = +0. PyTorch `torch.relu` semantics.
+/// Backward as PyTorch `threshold_backward(dy, x, 0)`: dx = x > 0 ? dy : 0 (relu'(0) = 0).
+struct relu {
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(C x) const {
+    // Not fmax: fmax(NaN, 0) is 0, and the hand-written kernels this replaces lost NaNs that way.
+    return x > C(0) || x != x ? x : C(0);
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C derivative(C x) const {
+    return x > C(0) ? C(1) : C(0);
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C derivative_from_output(C y) const {
+    return derivative(y);  // y > 0 exactly where x > 0
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C gradient(C dy, C x) const {
+    return x > C(0) ? dy : C(0);
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C gradient_from_output(C dy, C y) const {
+    return gradient(dy, y);
+  }
+};
+
+/// SELU (Klambauer et al., "Self-Normalizing Neural Networks", 2017), PyTorch `torch.selu`:
+/// scale * (x > 0 ? x : alpha * expm1(x)); propagates NaN; selu(-0) = -0.
+/// Backward as PyTorch `elu_backward`: x <= 0 ? scale * alpha * exp(x) : scale.
+struct selu {
+  static constexpr double alpha = 1.6732632423543772848170429916717;
+  static constexpr double scale = 1.0507009873554804934193349852946;
+
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(C x) const {
+    const C negative = C(scale * alpha) * detail::expm1_nonpositive(x > C(0) ? C(0) : x);
+    return x > C(0) ? C(scale) * x : negative;
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C derivative(C x) const {
+    const C negative = C(scale * alpha) * detail::exp_nonpositive(x > C(0) ? C(0) : x);
+    return x <= C(0) ? negative : C(scale);
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C derivative_from_output(C y) const {
+    // y = scale * alpha * (exp(x) - 1) for x <= 0, so scale * alpha * exp(x) = y + scale * alpha.
+    return y <= C(0) ? y + C(scale * alpha) : C(scale);
+  }
+};
+
+}  // namespace cuact

@@ -1,0 +1,137 @@
+/// \file
+/// The ReLU bit mask: layout, checks, the forward kernel and the backward's operation.
+///
+/// Layout: bit (i % 32) of 32-bit word i / 32 is element i; 1 means x > 0. The forward gives each
+/// thread one whole word (32 consecutive elements), so every word is written by one thread with
+/// one store and no atomics. The backward runs on the elementwise engine: its op reads the bit of
+/// the element index it is given.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+
+#include "../activations.cuh"
+#include "../elementwise.cuh"
+#include "config.cuh"
+#include "launch.cuh"
+#include "numeric.cuh"
+#include "validate.cuh"
+
+namespace cuact {
+
+/// Number of 32-bit mask words for n elements.
+CUACT_HOST_DEVICE constexpr std::size_t relu_mask_words(std::size_t n) { return n / 32 + (n % 32 != 0); }
+
+namespace detail {
+
+/// The mask pointer: non-null, 4-byte aligned, overlapping none of `arrays` (each `array_bytes`
+/// long), device-accessible.
+inline cudaError_t validate_mask(const std::uint32_t* mask, std::size_t n,
+                                 std::initializer_list<const void*> arrays,
+                                 std::size_t array_bytes) {
+  if (mask == nullptr || reinterpret_cast<std::uintptr_t>(mask) % alignof(std::uint32_t) != 0) {
+    return cudaErrorInvalidValue;
+  }
+  const std::size_t mask_bytes = relu_mask_words(n) * sizeof(std::uint32_t);
+  for (const void* array : arrays) {
+    const auto a = reinterpret_cast<std::uintptr_t>(array);
+    const auto m = reinterpret_cast<std::uintptr_t>(mask);
+    if (a < m ? m - a < array_bytes : a - m < mask_bytes) return cudaErrorInvalidValue;
+  }
+  int device = 0;
+  if (const cudaError_t status = cudaGetDevice(&device); status != cudaSuccess) {
+    cudaGetLastError();
+    return status;
+  }
+  return check_device_accessible(mask, device);
+}
+
+/// relu_backward_mask's operation: dy where the element's bit is set, else 0.
+struct relu_mask_gradient {
+  static constexpr bool takes_element_index = true;
+  const std::uint32_t* mask;
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(std::size_t i, C dy) const {
+    return (mask[i / 32] >> (i % 32)) & 1u ? dy : C(0);
+  }
+};
+
+template <class T>
+struct relu_mask_params {
+  const T* in;
+  T* out;
+  std::uint32_t* mask;
+  std::size_t n;
+  bool vectorized;  ///< in and out are 16-byte aligned, so every 32-element word is too
+};
+
+template <class T>
+relu_mask_params<T> make_relu_mask_params(const T* in, T* out, std::uint32_t* mask, std::size_t n) {
+  const bool aligned = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 &&
+                       reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
+  return {in, out, mask, n, aligned};
+}
+
+/// The forward's per-thread body: thread t of num_threads handles words t, t + num_threads, ...
+template <class T, class Access = global_memory_access>
+CUACT_HOST_DEVICE void relu_mask_forward_thread(const relu_mask_params<T>& params, std::size_t thread,
+                                                std::size_t num_threads, const Access& access = {}) {
+  constexpr int width = static_cast<int>(16 / sizeof(T));
+  constexpr int chunks = 32 / width;
+  using vector_t = vector_of<T, width>;
+  using scalar_t = vector_of<T, 1>;
+  const std::size_t words = relu_mask_words(params.n);
+  const std::size_t full_words = params.n / 32;
+  for (std::size_t w = thread; w < words; w += num_threads) {
+    const std::size_t first = w * 32;
+    std::uint32_t bits = 0;
+    if (params.vectorized && w < full_words) {
+      vector_t values[chunks];  // all loads in flight before the first use
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int c = 0; c < chunks; ++c) {
+        values[c] = access.load(reinterpret_cast<const vector_t*>(params.in + first) + c);
+      }
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int c = 0; c < chunks; ++c) {
+        vector_t result;
+        for (int j = 0; j < width; ++j) {
+          const auto x = to_compute(values[c].elements[j]);
+          bits |= static_cast<std::uint32_t>(x > 0) << (c * width + j);
+          result.elements[j] = from_compute<T>(relu{}(x));
+        }
+        access.store(reinterpret_cast<vector_t*>(params.out + first) + c, result);
+      }
+    } else {
+      const std::size_t count = params.n - first < 32 ? params.n - first : 32;
+      for (std::size_t j = 0; j < count; ++j) {
+        const auto x = to_compute(access.load(reinterpret_cast<const scalar_t*>(params.in + first + j)).elements[0]);
+        bits |= static_cast<std::uint32_t>(x > 0) << j;
+        access.store(reinterpret_cast<scalar_t*>(params.out + first + j), scalar_t{{from_compute<T>(relu{}(x))}});
+      }
+    }
+    access.store(params.mask + w, bits);
+  }
+}
+
+template <class T>
+CUACT_KERNEL void relu_mask_forward_kernel(const relu_mask_params<T> params) {
+  relu_mask_forward_thread(params, static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x,
+                           static_cast<std::size_t>(gridDim.x) * blockDim.x);
+}
+
+template <class T>
+cudaError_t launch_relu_mask_forward(const relu_mask_params<T>& params, cudaStream_t stream) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid_blocks(relu_mask_words(params.n), block_threads));
+  config.blockDim = dim3(block_threads);
+  config.stream = stream;
+  return cudaLaunchKernelEx(&config, relu_mask_forward_kernel<T>, params);
+}
+
+}  // namespace detail
+}  // namespace cuact
