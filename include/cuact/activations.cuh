@@ -54,21 +54,28 @@ struct relu {
 struct selu {
   static constexpr double alpha = 1.6732632423543772848170429916717;
   static constexpr double scale = 1.0507009873554804934193349852946;
+  /// scale * alpha as a double plus its rounding error, from the 32-digit constants: the low part
+  /// keeps y + scale * alpha accurate where it cancels (y near -scale * alpha) in from-output
+  /// gradients.
+  static constexpr double scale_alpha_hi = 0x1.c212cc640f031p+0;
+  static constexpr double scale_alpha_lo = 0x1.05161b045a1fep-56;
 
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
-    const C negative = C(scale * alpha) * detail::expm1_nonpositive(x > C(0) ? C(0) : x);
+    const C negative = C(scale_alpha_hi) * detail::expm1_nonpositive(x > C(0) ? C(0) : x);
     return x > C(0) ? C(scale) * x : negative;
   }
   template <class C>
   CUACT_HOST_DEVICE C derivative(C x) const {
-    const C negative = C(scale * alpha) * detail::exp_nonpositive(x > C(0) ? C(0) : x);
+    const C negative = C(scale_alpha_hi) * detail::exp_nonpositive(x > C(0) ? C(0) : x);
     return x <= C(0) ? negative : C(scale);
   }
   template <class C>
   CUACT_HOST_DEVICE C derivative_from_output(C y) const {
     // y = scale * alpha * (exp(x) - 1) for x <= 0, so scale * alpha * exp(x) = y + scale * alpha.
-    return y <= C(0) ? y + C(scale * alpha) : C(scale);
+    constexpr C high = C(scale_alpha_hi);
+    constexpr C low = C((scale_alpha_hi - double(high)) + scale_alpha_lo);
+    return y <= C(0) ? (y + high) + low : C(scale);
   }
 };
 

@@ -76,6 +76,8 @@ template <class Op>
 inline constexpr bool takes_element_index_v<Op, std::void_t<decltype(Op::takes_element_index)>> =
     Op::takes_element_index;
 
+// The bodies also run on the host with the tests' recording Access, which is host-only.
+#pragma nv_exec_check_disable
 template <class T, int Width, int NumInputs, class Op, class Access, std::size_t... I>
 CUACT_HOST_DEVICE void transform_vector(const T* const (&inputs)[NumInputs], T* output,
                                         std::size_t first, const Op& op, const Access& access,
@@ -104,6 +106,7 @@ CUACT_HOST_DEVICE void transform_vector(const T* const (&inputs)[NumInputs], T* 
 /// thread + num_threads, ... and then the head and tail scalars in the same grid-stride order.
 /// Correct for every (thread, num_threads) decomposition, including a single thread; each element
 /// is read and written once, by one thread, and nothing outside [0, n) is touched.
+#pragma nv_exec_check_disable
 template <class T, int VecWidth, int NumInputs, class Op, class Access = global_memory_access>
 CUACT_HOST_DEVICE void elementwise_thread(const elementwise_params<T, VecWidth, NumInputs, Op>& params,
                                           std::size_t thread, std::size_t num_threads,

@@ -109,11 +109,14 @@ std::int64_t ulp_distance(T a, T b) {
 
 /// `actual` matches the double `reference` within `max_ulp` of its correctly rounded value:
 /// NaN matches NaN only, infinities and zeros must match exactly (sign of zero included).
+/// `abs_tolerance` admits results that differ only by intermediate underflow in the compute type
+/// (dy * exp(x) for x near -104: exp(x) is 0 in float, the float64 product is a denormal).
 template <class T>
-bool matches(T actual, double reference, int max_ulp) {
+bool matches(T actual, double reference, int max_ulp, double abs_tolerance = 0) {
   const T expected = round_to<T>(reference);
   if (std::isnan(reference)) return is_nan(actual);
   if (is_nan(actual)) return false;
+  if (std::fabs(to_double(actual) - reference) <= abs_tolerance) return true;
   if (to_double(expected) == 0 || std::isinf(to_double(expected))) {
     if (max_ulp == 0 || std::isinf(to_double(expected))) return bits_of(actual) == bits_of(expected);
   }
@@ -127,9 +130,28 @@ inline double selu_ref(double x) {
   return x > 0 ? s * x : s * a * std::expm1(x);  // NaN: x > 0 is false, expm1(NaN) is NaN
 }
 inline double relu_grad_ref(double x, double dy) { return x > 0 ? dy : 0.0; }
-inline double selu_grad_ref(double x, double dy) {
+/// C: the compute type. exp(x) below half of C's smallest denormal is 0 in C, and then an
+/// infinite dy gives NaN (inf * 0), as in PyTorch's float kernels; float64 alone would say inf.
+template <class C = double>
+double selu_grad_ref(double x, double dy) {
   constexpr double a = cuact::selu::alpha, s = cuact::selu::scale;
-  return x <= 0 ? dy * s * a * std::exp(x) : dy * s;
+  double e = std::exp(x);
+  if (static_cast<C>(e) == C(0)) e = 0;
+  return x <= 0 ? dy * (s * a * e) : dy * s;
+}
+
+inline double selu_grad_from_output_ref(double y, double dy) {
+  // y + scale * alpha cancels near y = -scale * alpha: add the two-double constant in long
+  // double, where y + high is exact
+  const long double sum = (static_cast<long double>(y) + cuact::selu::scale_alpha_hi) +
+                          static_cast<long double>(cuact::selu::scale_alpha_lo);
+  return y <= 0 ? dy * static_cast<double>(sum) : dy * cuact::selu::scale;
+}
+
+/// Absolute slack for a backward product dy * act'(x) whose derivative underflows in compute type C.
+template <class C>
+double underflow_slack(double dy) {
+  return std::fabs(dy) * 2 * static_cast<double>(std::numeric_limits<C>::denorm_min());
 }
 
 /// Tolerances, in ulp of the stored type, against the correctly rounded float64 reference.

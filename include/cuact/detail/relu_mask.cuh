@@ -74,6 +74,7 @@ relu_mask_params<T> make_relu_mask_params(const T* in, T* out, std::uint32_t* ma
 }
 
 /// The forward's per-thread body: thread t of num_threads handles words t, t + num_threads, ...
+#pragma nv_exec_check_disable
 template <class T, class Access = global_memory_access>
 CUACT_HOST_DEVICE void relu_mask_forward_thread(const relu_mask_params<T>& params, std::size_t thread,
                                                 std::size_t num_threads, const Access& access = {}) {

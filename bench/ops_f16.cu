@@ -1,0 +1,6 @@
+// The launchers for __half; one element type per file so that CUB's instantiations compile in parallel.
+#include "ops_impl.cuh"
+
+namespace bench {
+launch_fn find_launcher_f16(impl i, op o) { return ops_detail::find_launcher<__half>(i, o); }
+}  // namespace bench
