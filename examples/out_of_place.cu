@@ -14,16 +14,19 @@ int main() {
   for (std::size_t i = 0; i < n; ++i) host[i] = static_cast<float>(i % 17) - 8.5f;
   host[3] = NAN;
 
+  // example-begin quickstart
   float *in = nullptr, *out = nullptr;
   EXAMPLE_CHECK(cudaMalloc(&in, n * sizeof(float)));
   EXAMPLE_CHECK(cudaMalloc(&out, n * sizeof(float)));
   EXAMPLE_CHECK(cudaMemcpy(in, host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
 
-  // example-begin out-of-place
   cudaStream_t stream = nullptr;  // or your own stream
   cudaError_t status = cuact::forward(cuact::relu{}, in, out, n, stream);  // out = relu(in)
-  // example-end out-of-place
-  EXAMPLE_CHECK(status);
+  if (status != cudaSuccess) {  // bad arguments are reported here, before any launch
+    std::printf("cuact::forward: %s\n", cudaGetErrorString(status));
+    return 1;
+  }
+  // example-end quickstart
 
   std::vector<float> result(n);
   EXAMPLE_CHECK(cudaMemcpy(result.data(), out, n * sizeof(float), cudaMemcpyDeviceToHost));

@@ -4,3 +4,10 @@ foreach(type float double half bfloat16)
 endforeach()
 cuact_add_test(NAME cpu_activations KIND cpu SOURCES cpu_activations.cu)
 cuact_add_test(NAME cpu_relu_mask KIND cpu SOURCES cpu_relu_mask.cu)
+
+# README's code snippets are the examples' (tools/readme_snippets.py rewrites them).
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_FOUND)
+  add_test(NAME readme_snippets COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/readme_snippets.py --check)
+  set_tests_properties(readme_snippets PROPERTIES LABELS cpu)
+endif()

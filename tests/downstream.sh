@@ -6,8 +6,7 @@
 #   tests/downstream.sh SRC_DIR WORK_DIR
 #
 # Environment: CUDA_ARCHS (default 90), JOBS (build parallelism, default 1), GENERATOR (default
-# Ninja when ninja is on PATH), HOST_CXX=ON to also build and run a consumer .cpp compiled by the
-# host compiler (default OFF). Exits non-zero at the first failing step; each step's full log
+# Ninja when ninja is on PATH). Exits non-zero at the first failing step; each step's full log
 # is in WORK_DIR/logs/.
 set -euo pipefail
 
@@ -20,7 +19,6 @@ mkdir -p "$2"
 work=$(cd "$2" && pwd)
 archs=${CUDA_ARCHS:-90}
 jobs=${JOBS:-1}
-host_cxx=${HOST_CXX:-OFF}
 generator=()
 if [[ -n ${GENERATOR:-} ]]; then
   generator=(-G "$GENERATOR")
@@ -52,32 +50,35 @@ step() {
 }
 
 # The installed package must be complete and must not point back into the source or build tree.
+# (Called under `if`, where set -e does not apply: every check returns explicitly.)
 check_install() {
-  local prefix=$1 config_dir
-  test -f "$prefix/include/cuact/cuact.cuh"
-  test -f "$prefix/include/cuact/detail/dispatch.cuh"
-  config_dir=$(dirname "$(find "$prefix" -name cuactConfig.cmake -print -quit)")
-  for file in cuactConfig.cmake cuactConfigVersion.cmake cuactTargets.cmake; do
-    test -f "$config_dir/$file" || { echo "missing $config_dir/$file"; return 1; }
+  local prefix=$1 config_dir header
+  find "$prefix" -type f | sort
+  for header in $(cd "$src/include" && find cuact -type f); do
+    [[ -f $prefix/include/$header ]] || { echo "missing $prefix/include/$header"; return 1; }
   done
-  if grep -rn -e "$src" -e "$work" "$config_dir"; then
+  config_dir=$(find "$prefix" -name cuactConfig.cmake -printf '%h\n' -quit)
+  [[ -n $config_dir ]] || { echo "no cuactConfig.cmake under $prefix"; return 1; }
+  for file in cuactConfig.cmake cuactConfigVersion.cmake cuactTargets.cmake; do
+    [[ -f $config_dir/$file ]] || { echo "missing $config_dir/$file"; return 1; }
+  done
+  if grep -rnF -e "$src" -e "$work" "$config_dir"; then
     echo "absolute path of the source, build or stage tree in the installed CMake files"
     return 1
   fi
-  find "$prefix" -type f | sort
 }
 
 # The consumer must compile against the headers it was pointed at, not another copy.
 check_include_dir() {
   local build=$1 expected=$2 unexpected=$3
-  grep -q -e "$expected" "$build/compile_commands.json" || {
+  grep -qF -e "$expected" "$build/compile_commands.json" || {
     echo "compile commands lack $expected"; cat "$build/compile_commands.json"; return 1; }
-  if grep -q -e "$unexpected" "$build/compile_commands.json"; then
+  if grep -qF -e "$unexpected" "$build/compile_commands.json"; then
     echo "compile commands use $unexpected"; cat "$build/compile_commands.json"; return 1
   fi
 }
 
-echo "[downstream] cuact: $src; work: $work; CUDA architectures: $archs; host-only consumer: $host_cxx"
+echo "[downstream] cuact: $src; work: $work; CUDA architectures: $archs"
 
 # 1. Install. An INTERFACE library installs without building anything.
 step configure-cuact cmake -S "$src" -B "$work/cuact-build" "${generator[@]}" \
@@ -92,26 +93,20 @@ step check-installed-files check_install "$work/prefix"
 fp=$work/find-package
 step find-package-configure cmake -S "$src/tests/downstream" -B "$fp" "${generator[@]}" \
   -DCMAKE_CUDA_ARCHITECTURES="$archs" -DCMAKE_PREFIX_PATH="$work/prefix" \
-  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DCUACT_DOWNSTREAM_HOST_CXX="$host_cxx"
+  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
 step find-package-include-dir check_include_dir "$fp" "$work/prefix/include" "$src/include"
 step find-package-build cmake --build "$fp" --parallel "$jobs"
 step find-package-run "$fp/cuact_downstream"
 sed 's/^/    /' "$work/logs/find-package-run.log"
-if [[ -x $fp/cuact_downstream_host ]]; then
-  step find-package-run-host "$fp/cuact_downstream_host"
-fi
 
 # 3. add_subdirectory of the source tree.
 as=$work/add-subdirectory
 step add-subdirectory-configure cmake -S "$src/tests/downstream" -B "$as" "${generator[@]}" \
   -DCMAKE_CUDA_ARCHITECTURES="$archs" -DCUACT_SOURCE_DIR="$src" \
-  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DCUACT_DOWNSTREAM_HOST_CXX="$host_cxx"
+  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
 step add-subdirectory-include-dir check_include_dir "$as" "$src/include" "$work/prefix"
 step add-subdirectory-build cmake --build "$as" --parallel "$jobs"
 step add-subdirectory-run "$as/cuact_downstream"
 sed 's/^/    /' "$work/logs/add-subdirectory-run.log"
-if [[ -x $as/cuact_downstream_host ]]; then
-  step add-subdirectory-run-host "$as/cuact_downstream_host"
-fi
 
 echo "[downstream] all steps passed ($((SECONDS - total_start)) s)"
