@@ -413,7 +413,8 @@ timing measure(cudaStream_t stream, const enqueue_fn& enqueue, const timing_opti
   }
 
   graph_exec fixed;
-  const bool fresh = result.graph && options.fresh_graph_per_rep;
+  const bool fresh =
+      result.graph && options.fresh_graph_per_rep && options.rotation_sets > result.batch;
   if (result.graph && !fresh) {
     fixed = capture(stream, enqueue, call, result.batch, result.relaxed_capture);
     BENCH_CHECK(cudaGraphLaunch(fixed.get(), stream));  // one untimed replay

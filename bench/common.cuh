@@ -126,7 +126,10 @@ struct timing_options {
   bool graph = false;    ///< capture each batch into a CUDA graph and time the graph's launch
   /// Capture a new graph (the next `batch` calls) for every rep rather than replaying one, so
   /// that buffer rotation continues across reps instead of repeating the same few sets.
+  /// Only when `rotation_sets` (how many buffer sets enqueue cycles through) exceeds the batch:
+  /// otherwise one graph already visits every set.
   bool fresh_graph_per_rep = false;
+  std::int64_t rotation_sets = 1;
   /// > 0: choose `batch` so that a batch takes at least this long (a graph when batch > 1);
   /// overrides batch and graph.
   double min_batch_ms = 0;
