@@ -1,6 +1,3 @@
-#include "common.cuh"
-
-#include <cub/version.cuh>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -10,8 +7,11 @@
 #include <cstdarg>
 #include <cstdlib>
 #include <ctime>
+#include <cub/version.cuh>
 #include <limits>
 #include <type_traits>
+
+#include "common.cuh"
 
 namespace bench {
 
@@ -36,20 +36,28 @@ void fail(const std::string& message) {
 
 const char* name(dtype t) {
   switch (t) {
-    case dtype::f32: return "fp32";
-    case dtype::f16: return "fp16";
-    case dtype::bf16: return "bf16";
-    case dtype::f64: return "fp64";
+    case dtype::f32:
+      return "fp32";
+    case dtype::f16:
+      return "fp16";
+    case dtype::bf16:
+      return "bf16";
+    case dtype::f64:
+      return "fp64";
   }
   return "?";
 }
 
 std::size_t size_of(dtype t) {
   switch (t) {
-    case dtype::f32: return 4;
-    case dtype::f16: return 2;
-    case dtype::bf16: return 2;
-    case dtype::f64: return 8;
+    case dtype::f32:
+      return 4;
+    case dtype::f16:
+      return 2;
+    case dtype::bf16:
+      return 2;
+    case dtype::f64:
+      return 8;
   }
   return 0;
 }
@@ -76,7 +84,8 @@ device_info query_device() {
   BENCH_CHECK(cudaDeviceGetAttribute(&value, cudaDevAttrL2CacheSize, info.device));
   info.l2_bytes = static_cast<std::size_t>(value);
   BENCH_CHECK(cudaDeviceGetAttribute(&info.clock_khz, cudaDevAttrClockRate, info.device));
-  BENCH_CHECK(cudaDeviceGetAttribute(&info.memory_clock_khz, cudaDevAttrMemoryClockRate, info.device));
+  BENCH_CHECK(
+      cudaDeviceGetAttribute(&info.memory_clock_khz, cudaDevAttrMemoryClockRate, info.device));
   BENCH_CHECK(cudaDeviceGetAttribute(&info.bus_bits, cudaDevAttrGlobalMemoryBusWidth, info.device));
   BENCH_CHECK(cudaDeviceGetAttribute(&value, cudaDevAttrEccEnabled, info.device));
   info.ecc = value != 0;
@@ -97,8 +106,8 @@ void print_device(const device_info& info, const char* mode, std::FILE* out) {
                info.name.c_str(), info.cc_major, info.cc_minor, info.sms, info.l2_bytes / 1e6,
                info.total_memory / 1e9, info.ecc ? "on" : "off");
   std::fprintf(out,
-               "# clocks: SM %.0f MHz, memory %.0f MHz x %d bit (%.0f GB/s per direction, "
-               "datasheet-style)\n",
+               "# clocks: SM %.0f MHz, memory %.0f MHz x %d bit (peak %.0f GB/s from these; "
+               "memcpy is the measured ceiling)\n",
                info.clock_khz / 1e3, info.memory_clock_khz / 1e3, info.bus_bits, peak_gbps);
   std::fprintf(out, "# CUDA driver %d, runtime %d, CUB %d.%d.%d\n", info.driver_version,
                info.runtime_version, CUB_VERSION / 100000, CUB_VERSION / 100 % 1000,
@@ -141,7 +150,9 @@ device_buffer& device_buffer::operator=(device_buffer&& other) noexcept {
   return *this;
 }
 
-stream_handle::stream_handle() { BENCH_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+stream_handle::stream_handle() {
+  BENCH_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+}
 stream_handle::~stream_handle() { cudaStreamDestroy(stream_); }
 
 std::size_t usable_device_memory() {
@@ -225,10 +236,18 @@ __global__ void max_abs_difference_kernel(const T* a, const T* b, std::size_t n,
 template <class F>
 void with_type(dtype t, F&& f) {
   switch (t) {
-    case dtype::f32: f(float{}); break;
-    case dtype::f16: f(__half{}); break;
-    case dtype::bf16: f(__nv_bfloat16{}); break;
-    case dtype::f64: f(double{}); break;
+    case dtype::f32:
+      f(float{});
+      break;
+    case dtype::f16:
+      f(__half{});
+      break;
+    case dtype::bf16:
+      f(__nv_bfloat16{});
+      break;
+    case dtype::f64:
+      f(double{});
+      break;
   }
 }
 
@@ -249,7 +268,8 @@ std::uint64_t fresh_seed() {
   return splitmix64(next++);
 }
 
-double max_abs_difference(const void* a, const void* b, std::size_t n, dtype t, cudaStream_t stream) {
+double max_abs_difference(const void* a, const void* b, std::size_t n, dtype t,
+                          cudaStream_t stream) {
   device_buffer result(sizeof(unsigned long long));
   BENCH_CHECK(cudaMemsetAsync(result.get(), 0, sizeof(unsigned long long), stream));
   with_type(t, [&](auto type) {
@@ -340,7 +360,8 @@ void enqueue_direct(const enqueue_fn& enqueue, std::int64_t& call, int count) {
 graph_exec capture(cudaStream_t stream, const enqueue_fn& enqueue, std::int64_t& call, int count,
                    bool& relaxed) {
   static bool reported = false;
-  for (const cudaStreamCaptureMode mode : {cudaStreamCaptureModeGlobal, cudaStreamCaptureModeRelaxed}) {
+  for (const cudaStreamCaptureMode mode :
+       {cudaStreamCaptureModeGlobal, cudaStreamCaptureModeRelaxed}) {
     BENCH_CHECK(cudaStreamBeginCapture(stream, mode));
     std::int64_t next = call;
     cudaError_t status = cudaSuccess;
@@ -401,10 +422,12 @@ timing measure(cudaStream_t stream, const enqueue_fn& enqueue, const timing_opti
       result.batch = 1;
       result.graph = false;
     } else {
-      const int probe = static_cast<int>(std::clamp(options.min_batch_ms / 4 / std::max(single, 1e-4f), 1.0, 64.0));
+      const int probe = static_cast<int>(
+          std::clamp(options.min_batch_ms / 4 / std::max(single, 1e-4f), 1.0, 64.0));
       graph_exec probe_graph = capture(stream, enqueue, call, probe, result.relaxed_capture);
       BENCH_CHECK(cudaGraphLaunch(probe_graph.get(), stream));  // warm the graph path
-      const float probe_ms = events.time(stream, [&] { BENCH_CHECK(cudaGraphLaunch(probe_graph.get(), stream)); });
+      const float probe_ms =
+          events.time(stream, [&] { BENCH_CHECK(cudaGraphLaunch(probe_graph.get(), stream)); });
       const double per_call = std::max(static_cast<double>(probe_ms) / probe, 1e-5);
       result.batch = static_cast<int>(std::clamp(std::ceil(options.min_batch_ms / per_call), 1.0,
                                                  static_cast<double>(options.max_batch)));

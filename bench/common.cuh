@@ -20,12 +20,12 @@ namespace bench {
 [[noreturn]] void fail(const char* what, cudaError_t status, const char* file, int line);
 [[noreturn]] void fail(const std::string& message);
 
-#define BENCH_CHECK(call)                                                     \
-  do {                                                                        \
-    const cudaError_t bench_status_ = (call);                                 \
-    if (bench_status_ != cudaSuccess) {                                       \
-      ::bench::fail(#call, bench_status_, __FILE__, __LINE__);                \
-    }                                                                         \
+#define BENCH_CHECK(call)                                      \
+  do {                                                         \
+    const cudaError_t bench_status_ = (call);                  \
+    if (bench_status_ != cudaSuccess) {                        \
+      ::bench::fail(#call, bench_status_, __FILE__, __LINE__); \
+    }                                                          \
   } while (0)
 
 /// After a <<<...>>> launch: the launch's own error.
@@ -107,7 +107,8 @@ void fill_random(void* data, std::size_t count, dtype t, std::uint64_t seed, cud
 std::uint64_t fresh_seed();
 /// Largest |a[i] - b[i]| over n elements of type t, as double; NaN anywhere (one side or both)
 /// counts as infinity, so an unwritten (NaN-poisoned) output cannot pass.
-double max_abs_difference(const void* a, const void* b, std::size_t n, dtype t, cudaStream_t stream);
+double max_abs_difference(const void* a, const void* b, std::size_t n, dtype t,
+                          cudaStream_t stream);
 /// Sets every byte of `count` elements so that each element is a NaN (0xFF bytes).
 void poison(void* data, std::size_t count, dtype t, cudaStream_t stream);
 

@@ -2,11 +2,10 @@
 // the copy ceiling (cudaMemcpyAsync) and cub::DeviceTransform with the same functor.
 #include <cstdint>
 #include <cstdio>
+#include <cuact/backward.cuh>
 #include <map>
 #include <string>
 #include <tuple>
-
-#include <cuact/backward.cuh>
 
 #include "common.cuh"
 #include "modes.cuh"
@@ -50,13 +49,16 @@ class headline {
     for (device_buffer& b : arrays_) b = device_buffer(array_bytes);
     mask_ = device_buffer(cuact::relu_mask_words(n_) * 4);
     print_device(device, "--headline", stdout);
-    std::printf("# n = 4096 x 393216 = %zu elements; median of %d timed runs after %d warm-up "
-                "calls, CUDA events around each call\n",
-                n_, timing_.reps, timing_.warmup_calls);
-    std::printf("# GB/s = (bytes read + bytes written) / time; x memcpy = GB/s over the same "
-                "dtype's memcpy row; x cub = time(cub) / time(cuact) for the same op\n");
-    std::printf("# in-place rows re-run on one buffer: relu is idempotent; selu drifts (x > 0 "
-                "grows 5%% per call), values stay finite over these few calls\n\n");
+    std::printf(
+        "# n = 4096 x 393216 = %zu elements; median of %d timed runs after %d warm-up "
+        "calls, CUDA events around each call\n",
+        n_, timing_.reps, timing_.warmup_calls);
+    std::printf(
+        "# GB/s = (bytes read + bytes written) / time; x memcpy = GB/s over the same "
+        "dtype's memcpy row; x cub = time(cub) / time(cuact) for the same op\n");
+    std::printf(
+        "# in-place rows re-run on one buffer: relu is idempotent; selu drifts (x > 0 "
+        "grows 5%% per call), values stay finite over these few calls\n\n");
     table_.header();
   }
 
@@ -82,8 +84,8 @@ class headline {
     const launch_fn launch = find_launcher(i, o, t);
     if (launch == nullptr) fail(format("no launcher for %s %s %s", name(i), name(o), name(t)));
     const cudaStream_t stream = stream_.get();
-    const timing result =
-        measure(stream, [&](std::int64_t) { return launch(args, stream); }, timing_);
+    const timing result = measure(
+        stream, [&](std::int64_t) { return launch(args, stream); }, timing_);
     print(o, t, in_place, i, bytes_moved(o, t, n_), result);
   }
 
@@ -137,8 +139,10 @@ class headline {
     const dtype t = dtype::f32;
     fill(0, t);  // x; array 3 still holds dy
     poison_array(2, t);
-    row(op::relu_forward_mask, t, false, impl::cuact, {array(0), nullptr, array(1), mask_.get(), n_});
-    row(op::relu_backward_mask, t, false, impl::cuact, {mask_.get(), array(3), array(2), nullptr, n_});
+    row(op::relu_forward_mask, t, false, impl::cuact,
+        {array(0), nullptr, array(1), mask_.get(), n_});
+    row(op::relu_backward_mask, t, false, impl::cuact,
+        {mask_.get(), array(3), array(2), nullptr, n_});
     const call_args reference{array(0), array(3), array(1), nullptr, n_};
     BENCH_CHECK(find_launcher(impl::cuact, op::relu_backward, t)(reference, stream_.get()));
     check("relu_backward_mask fp32 vs relu_backward", 1, 2, t, 0.0);
@@ -181,11 +185,12 @@ class headline {
   void summary() {
     const double mask = times_[{op::relu_backward_mask, dtype::f32, false, impl::cuact}];
     const double plain = times_[{op::relu_backward, dtype::f32, false, impl::cuact}];
-    std::printf("\n# relu_backward_mask vs relu_backward, fp32 cuact: time ratio %.3f (%.2fx "
-                "faster; bytes ratio %.3f)\n",
-                mask / plain, plain / mask,
-                bytes_moved(op::relu_backward_mask, dtype::f32, n_) /
-                    bytes_moved(op::relu_backward, dtype::f32, n_));
+    std::printf(
+        "\n# relu_backward_mask vs relu_backward, fp32 cuact: time ratio %.3f (%.2fx "
+        "faster; bytes ratio %.3f)\n",
+        mask / plain, plain / mask,
+        bytes_moved(op::relu_backward_mask, dtype::f32, n_) /
+            bytes_moved(op::relu_backward, dtype::f32, n_));
     std::printf("%s", checks_.c_str());
     if (failed_checks_ > 0) std::printf("# %d CHECK(S) FAILED\n", failed_checks_);
   }

@@ -75,10 +75,14 @@ int main(int argc, char** argv) {
 
   const bench::device_info device = bench::query_device();
   switch (chosen) {
-    case mode::headline: return bench::run_headline(device, opts);
-    case mode::sweep: return bench::run_sweep(device, opts);
-    case mode::small: return bench::run_small(device, opts);
-    case mode::blocks: return bench::run_blocks(device, opts);
+    case mode::headline:
+      return bench::run_headline(device, opts);
+    case mode::sweep:
+      return bench::run_sweep(device, opts);
+    case mode::small:
+      return bench::run_small(device, opts);
+    case mode::blocks:
+      return bench::run_blocks(device, opts);
   }
   return 1;
 }

@@ -4,14 +4,22 @@ namespace bench {
 
 const char* name(op o) {
   switch (o) {
-    case op::relu: return "relu";
-    case op::selu: return "selu";
-    case op::relu_backward: return "relu_backward";
-    case op::selu_backward: return "selu_backward";
-    case op::relu_backward_from_output: return "relu_backward_from_output";
-    case op::selu_backward_from_output: return "selu_backward_from_output";
-    case op::relu_forward_mask: return "relu_forward_mask";
-    case op::relu_backward_mask: return "relu_backward_mask";
+    case op::relu:
+      return "relu";
+    case op::selu:
+      return "selu";
+    case op::relu_backward:
+      return "relu_backward";
+    case op::selu_backward:
+      return "selu_backward";
+    case op::relu_backward_from_output:
+      return "relu_backward_from_output";
+    case op::selu_backward_from_output:
+      return "selu_backward_from_output";
+    case op::relu_forward_mask:
+      return "relu_forward_mask";
+    case op::relu_backward_mask:
+      return "relu_backward_mask";
   }
   return "?";
 }
@@ -20,19 +28,26 @@ bool is_forward(op o) { return o == op::relu || o == op::selu; }
 
 const char* name(impl i) {
   switch (i) {
-    case impl::memcpy: return "memcpy";
-    case impl::cub: return "cub";
-    case impl::cuact: return "cuact";
+    case impl::memcpy:
+      return "memcpy";
+    case impl::cub:
+      return "cub";
+    case impl::cuact:
+      return "cuact";
   }
   return "?";
 }
 
 launch_fn find_launcher(impl i, op o, dtype t) {
   switch (t) {
-    case dtype::f32: return find_launcher_f32(i, o);
-    case dtype::f16: return find_launcher_f16(i, o);
-    case dtype::bf16: return find_launcher_bf16(i, o);
-    case dtype::f64: return find_launcher_f64(i, o);
+    case dtype::f32:
+      return find_launcher_f32(i, o);
+    case dtype::f16:
+      return find_launcher_f16(i, o);
+    case dtype::bf16:
+      return find_launcher_bf16(i, o);
+    case dtype::f64:
+      return find_launcher_f64(i, o);
   }
   return nullptr;
 }

@@ -1,6 +1,9 @@
-// The launchers for __nv_bfloat16; one element type per file so that CUB's instantiations compile in parallel.
+// The launchers for one element type; one type per file, so CUB's instantiations compile in
+// parallel.
 #include "ops_impl.cuh"
 
 namespace bench {
-launch_fn find_launcher_bf16(impl i, op o) { return ops_detail::find_launcher<__nv_bfloat16>(i, o); }
+launch_fn find_launcher_bf16(impl i, op o) {
+  return ops_detail::find_launcher<__nv_bfloat16>(i, o);
+}
 }  // namespace bench

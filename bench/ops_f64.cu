@@ -1,4 +1,5 @@
-// The launchers for double; one element type per file so that CUB's instantiations compile in parallel.
+// The launchers for one element type; one type per file, so CUB's instantiations compile in
+// parallel.
 #include "ops_impl.cuh"
 
 namespace bench {

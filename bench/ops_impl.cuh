@@ -3,15 +3,14 @@
 /// ops_<type>.cu files, each of which instantiates one type.
 #pragma once
 
-#include <cub/device/device_transform.cuh>
-#include <cuda/std/tuple>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
-#include <type_traits>
-
 #include <cuact/cuact.cuh>
+#include <cub/device/device_transform.cuh>
+#include <cuda/std/tuple>
+#include <type_traits>
 
 #include "ops.cuh"
 
@@ -129,19 +128,28 @@ template <class T>
 launch_fn find_launcher(impl i, op o) {
   if (i == impl::cub) {
     switch (o) {
-      case op::relu: return &cub_forward_call<T, cuact::relu>;
-      case op::selu: return &cub_forward_call<T, cuact::selu>;
-      case op::relu_backward: return &cub_backward_call<T, cuact::relu>;
-      case op::selu_backward: return &cub_backward_call<T, cuact::selu>;
-      default: return nullptr;
+      case op::relu:
+        return &cub_forward_call<T, cuact::relu>;
+      case op::selu:
+        return &cub_forward_call<T, cuact::selu>;
+      case op::relu_backward:
+        return &cub_backward_call<T, cuact::relu>;
+      case op::selu_backward:
+        return &cub_backward_call<T, cuact::selu>;
+      default:
+        return nullptr;
     }
   }
   if (i == impl::cuact) {
     switch (o) {
-      case op::relu: return &cuact_forward_call<T, cuact::relu>;
-      case op::selu: return &cuact_forward_call<T, cuact::selu>;
-      case op::relu_backward: return &cuact_backward_call<T, cuact::relu>;
-      case op::selu_backward: return &cuact_backward_call<T, cuact::selu>;
+      case op::relu:
+        return &cuact_forward_call<T, cuact::relu>;
+      case op::selu:
+        return &cuact_forward_call<T, cuact::selu>;
+      case op::relu_backward:
+        return &cuact_backward_call<T, cuact::relu>;
+      case op::selu_backward:
+        return &cuact_backward_call<T, cuact::selu>;
       case op::relu_backward_from_output:
         if constexpr (has_from_output_v<T>) return &cuact_backward_from_output_call<T, cuact::relu>;
         return nullptr;

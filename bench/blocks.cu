@@ -1,0 +1,119 @@
+// --blocks: tuning data for detail/launch.cuh. The public kernel launched directly
+// (make_elementwise_params + elementwise_kernel<<<grid, block>>>) at the seeds' n, out of place,
+// with block sizes 128..1024 and grids that cover the work in 1, 2 or 4 grid-stride passes.
+#include <cuda_bf16.h>
+
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <cuact/cuact.cuh>
+#include <string>
+#include <vector>
+
+#include "common.cuh"
+#include "modes.cuh"
+#include "ops.cuh"
+
+namespace bench {
+namespace {
+
+constexpr unsigned block_sizes[] = {128, 256, 512, 1024};
+constexpr int passes_list[] = {1, 2, 4};
+
+/// Launches the public kernel with `block` threads and enough blocks for `passes` passes.
+template <class T, class Activation>
+cudaError_t launch_public(const T* in, T* out, std::size_t n, unsigned block, int passes,
+                          cudaStream_t stream) {
+  constexpr int width = static_cast<int>(16 / sizeof(T));
+  const auto params = cuact::make_elementwise_params<width>(Activation{}, out, n, in);
+  const std::size_t threads = (params.work_items() + passes - 1) / passes;
+  const std::size_t grid = (threads + block - 1) / block;
+  if (grid == 0 || grid > static_cast<std::size_t>(INT_MAX)) return cudaErrorInvalidConfiguration;
+  cuact::elementwise_kernel<<<static_cast<unsigned>(grid), block, 0, stream>>>(params);
+  return cudaGetLastError();
+}
+
+using public_launch_fn = cudaError_t (*)(const void*, void*, std::size_t, unsigned, int,
+                                         cudaStream_t);
+
+template <class T, class Activation>
+cudaError_t launch_erased(const void* in, void* out, std::size_t n, unsigned block, int passes,
+                          cudaStream_t stream) {
+  return launch_public<T, Activation>(static_cast<const T*>(in), static_cast<T*>(out), n, block,
+                                      passes, stream);
+}
+
+public_launch_fn public_launcher(op o, dtype t) {
+  const bool relu = o == op::relu;
+  if (t == dtype::f32)
+    return relu ? &launch_erased<float, cuact::relu> : &launch_erased<float, cuact::selu>;
+  return relu ? &launch_erased<__nv_bfloat16, cuact::relu>
+              : &launch_erased<__nv_bfloat16, cuact::selu>;
+}
+
+}  // namespace
+
+int run_blocks(const device_info& device, const options& opts) {
+  const std::size_t n = seeds_n;
+  const std::size_t array_bytes = n * sizeof(float);
+  if (2 * array_bytes > usable_device_memory()) {
+    fail(format("--blocks needs %.1f GB of device memory", 2 * array_bytes / 1e9));
+  }
+  device_buffer in(array_bytes);
+  device_buffer out(array_bytes);
+  stream_handle stream_owner;
+  const cudaStream_t stream = stream_owner.get();
+  timing_options options;
+  options.reps = opts.reps > 0 ? opts.reps : 15;
+
+  print_device(device, "--blocks", stdout);
+  std::printf(
+      "# n = %zu, out of place; cells: GB/s / memcpy GB/s of the same dtype (GB/s in "
+      "parentheses); median of %d\n",
+      n, options.reps);
+  std::printf(
+      "# grid = ceil(work items / (block x passes)), work items = vectors of 16 bytes; "
+      "cuact::forward today: block %u, 1 pass\n",
+      cuact::detail::block_threads);
+
+  for (const dtype t : {dtype::f32, dtype::bf16}) {
+    const std::size_t bytes = n * size_of(t);
+    fill_random(in.get(), n, t, fresh_seed(), stream);
+    const timing copy = measure(
+        stream, [&](std::int64_t) { return memcpy_call(out.get(), in.get(), bytes, stream); },
+        options);
+    const double copy_gbps = gbps(2.0 * bytes, copy.ms_per_call);
+    for (const op o : {op::relu, op::selu}) {
+      // cuact::forward as shipped, for reference.
+      const launch_fn api = find_launcher(impl::cuact, o, t);
+      const call_args args{in.get(), nullptr, out.get(), nullptr, n};
+      const timing shipped = measure(
+          stream, [&](std::int64_t) { return api(args, stream); }, options);
+      const double shipped_gbps = gbps(bytes_moved(o, t, n), shipped.ms_per_call);
+      std::printf("\n%s %s: memcpy %.0f GB/s; cuact::forward %.0f GB/s = %.3f x memcpy\n", name(o),
+                  name(t), copy_gbps, shipped_gbps, shipped_gbps / copy_gbps);
+      std::vector<std::string> titles{"passes"};
+      for (const unsigned block : block_sizes) titles.push_back(format("block %u", block));
+      std::vector<column> columns{{titles[0].c_str(), 6}};
+      for (std::size_t k = 1; k < titles.size(); ++k) columns.push_back({titles[k].c_str(), 14});
+      const table grid_table(stdout, columns);
+      grid_table.header();
+      const public_launch_fn launch = public_launcher(o, t);
+      for (const int passes : passes_list) {
+        std::vector<std::string> cells{format("%d", passes)};
+        for (const unsigned block : block_sizes) {
+          const timing result = measure(
+              stream,
+              [&](std::int64_t) { return launch(in.get(), out.get(), n, block, passes, stream); },
+              options);
+          const double rate = gbps(bytes_moved(o, t, n), result.ms_per_call);
+          cells.push_back(format("%.3f (%4.0f)", rate / copy_gbps, rate));
+        }
+        grid_table.row(cells);
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace bench
