@@ -15,6 +15,10 @@
 ///
 /// `gradient` exists for activations whose PyTorch backward is a selection rather than a
 /// product (relu: dx = x > 0 ? dy : 0, so a NaN or inf dy where x <= 0 gives 0, not NaN).
+///
+/// Optional cost hint (the CUTLASS `kIsHeavy` idea): `static constexpr bool is_heavy = true;`
+/// for activations that spend tens of instructions per element. The launcher then gives each
+/// thread two vectors of 16-bit data, which measured faster there (see detail/launch.cuh).
 #pragma once
 
 #include "detail/config.cuh"
@@ -52,6 +56,7 @@ struct relu {
 /// scale * (x > 0 ? x : alpha * expm1(x)); propagates NaN; selu(-0) = -0.
 /// Backward as PyTorch `elu_backward`: x <= 0 ? scale * alpha * exp(x) : scale.
 struct selu {
+  static constexpr bool is_heavy = true;  // exp: ~20 instructions per element
   static constexpr double alpha = 1.6732632423543772848170429916717;
   static constexpr double scale = 1.0507009873554804934193349852946;
   /// scale * alpha as a double plus its rounding error, from the 32-digit constants: the low part

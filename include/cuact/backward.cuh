@@ -30,6 +30,7 @@ CUACT_DETAIL_MEMBER_TRAIT(has_gradient_from_output_v, gradient_from_output, std:
 /// dx = gradient(dy, x) where the activation defines it, else dy * derivative(x).
 template <class Activation>
 struct gradient_from_input {
+  static constexpr bool is_heavy = is_heavy_v<Activation>;
   Activation act;
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x, C dy) const {
@@ -44,6 +45,7 @@ struct gradient_from_input {
 /// dx = gradient_from_output(dy, y) where defined, else dy * derivative_from_output(y).
 template <class Activation>
 struct gradient_from_output {
+  static constexpr bool is_heavy = is_heavy_v<Activation>;
   Activation act;
   template <class C>
   CUACT_HOST_DEVICE C operator()(C y, C dy) const {
