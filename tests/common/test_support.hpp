@@ -113,12 +113,14 @@ std::int64_t ulp_distance(T a, T b) {
 /// (dy * exp(x) for x near -104: exp(x) is 0 in float, the float64 product is a denormal).
 template <class T>
 bool matches(T actual, double reference, int max_ulp, double abs_tolerance = 0) {
-  const T expected = round_to<T>(reference);
   if (std::isnan(reference)) return is_nan(actual);
   if (is_nan(actual)) return false;
-  if (std::fabs(to_double(actual) - reference) <= abs_tolerance) return true;
-  if (to_double(expected) == 0 || std::isinf(to_double(expected))) {
-    if (max_ulp == 0 || std::isinf(to_double(expected))) return bits_of(actual) == bits_of(expected);
+  const T expected = round_to<T>(reference);
+  const double e = to_double(expected);
+  if (std::isinf(e) || (e == 0 && max_ulp == 0)) return bits_of(actual) == bits_of(expected);
+  if (abs_tolerance > 0 && std::isfinite(reference) &&
+      std::fabs(to_double(actual) - reference) <= abs_tolerance) {
+    return true;
   }
   return ulp_distance(actual, expected) <= max_ulp;
 }
