@@ -73,8 +73,12 @@ int run_blocks(const device_info& device, const options& opts) {
       n, options.reps);
   std::printf(
       "# grid = ceil(work items / (block x passes)), work items = vectors of 16 bytes; "
-      "cuact::forward today: block %u, 1 pass\n",
-      cuact::detail::block_threads);
+      "cuact::forward today (detail::choose_launch_shape at this n): fp32 relu block %u x %u "
+      "pass(es), bf16 selu block %u x %u\n",
+      cuact::detail::choose_launch_shape<float, cuact::relu>(n / 4).threads_per_block,
+      cuact::detail::choose_launch_shape<float, cuact::relu>(n / 4).passes,
+      cuact::detail::choose_launch_shape<__nv_bfloat16, cuact::selu>(n / 8).threads_per_block,
+      cuact::detail::choose_launch_shape<__nv_bfloat16, cuact::selu>(n / 8).passes);
 
   for (const dtype t : {dtype::f32, dtype::bf16}) {
     const std::size_t bytes = n * size_of(t);

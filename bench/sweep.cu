@@ -126,7 +126,7 @@ class sweep {
         rows_.size());
     std::printf(
         "# median of %d batches after %d warm-up calls; batches of >= %.0f ms (CUDA "
-        "graphs of 'batch' calls when one call is shorter)\n",
+        "graphs of 'batch' calls when one call is under 20 us, else direct launches)\n",
         timing_.reps, timing_.warmup_calls, timing_.min_batch_ms);
     std::printf(
         "# buffer sets rotate per call, footprint >= %.0f MB (4x L2); arena %.1f GB; "

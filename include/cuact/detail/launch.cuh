@@ -5,6 +5,7 @@
 #include <climits>
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 
 #include "../elementwise.cuh"
 #include "config.cuh"
@@ -18,40 +19,61 @@ inline constexpr bool is_heavy_v = false;
 template <class Op>
 inline constexpr bool is_heavy_v<Op, std::void_t<decltype(Op::is_heavy)>> = Op::is_heavy;
 
-/// Threads per block. Measured on H100 (shared/PERF-NOTES.md, re-measured by bench/): block size
-/// matters far less than grid size.
-inline constexpr unsigned block_threads = 256;
-
-/// Blocks for `work_items` threads of work. The grid covers the work in one pass whenever
-/// gridDim.x allows it: on H100 a grid-stride loop whose threads iterate k times loses
-/// 0.3% (k = 2) to 8.5% (k = 64) against the copy ceiling, while one pass reaches it. The loop
-/// stays grid-stride, so the cap on gridDim.x (and any user grid) remains correct.
-inline unsigned grid_blocks(std::size_t work_items, unsigned threads_per_block) {
-  const std::size_t blocks = (work_items + threads_per_block - 1) / threads_per_block;
+/// Blocks for `threads` threads of `threads_per_block`, capped at gridDim.x's limit (the loop is
+/// grid-stride, so a capped grid, or any user grid, stays correct).
+inline unsigned grid_blocks(std::size_t threads, unsigned threads_per_block) {
+  const std::size_t blocks = (threads + threads_per_block - 1) / threads_per_block;
   return blocks < static_cast<std::size_t>(INT_MAX) ? static_cast<unsigned>(blocks) : INT_MAX;
 }
 
-/// Vectors per thread for a large launch. One pass is the copy ceiling for cheap ops; a heavy op
-/// on 16-bit data (8 elements of exp per 16-byte vector) is instruction-bound at one pass, and
-/// two passes measured 0.977 -> 1.000 x memcpy (H100, bf16 selu, 1.6 G elements; bench --blocks).
-/// Small launches keep one pass: they need every thread they can get to hide latency.
+/// Block size and vectors per thread of a launch.
+struct launch_shape {
+  unsigned threads_per_block;
+  unsigned passes;  ///< grid-stride iterations per thread when the grid is not capped
+};
+
+/// The launch shape for `work_items` vectors, from measurements on H100 (bench --blocks and
+/// --small; bench/RESULTS.md):
+/// - One pass by default: a grid-stride loop whose threads iterate k times loses 0.3% (k = 2)
+///   to 8.5% (k = 64) against the copy ceiling, while a grid that covers the work reaches it.
+/// - 256 threads below 2^22 vectors: 1024-thread blocks cost up to 13% at 64 K elements.
+/// - 1024 threads above it for cheap ops: 1.009 instead of 1.000 x memcpy (fp32 and bf16 relu).
+/// - A heavy op on 16-bit data (8 elements of exp per 16-byte vector) is instruction-bound at one
+///   pass: 256 threads and two passes measured 1.001 where one pass gave 0.976 (bf16 selu).
 template <class T, class Op>
-constexpr unsigned passes_for(std::size_t work_items) {
-  constexpr std::size_t two_pass_threshold = std::size_t(1) << 21;  // vectors: ~8 waves of H100
-  return is_heavy_v<Op> && sizeof(T) == 2 && work_items >= two_pass_threshold ? 2 : 1;
+constexpr launch_shape choose_launch_shape(std::size_t work_items) {
+  constexpr std::size_t large = std::size_t(1) << 22;
+  if (work_items < large) return {256, 1};
+  if (is_heavy_v<Op> && sizeof(T) == 2) return {256, 2};
+  return {1024, 1};
+}
+
+/// Grid and block for `work_items` per-thread work items of (T, Op).
+template <class T, class Op>
+std::pair<dim3, dim3> launch_dims(std::size_t work_items) {
+  const launch_shape shape = choose_launch_shape<T, Op>(work_items);
+  const std::size_t threads = (work_items + shape.passes - 1) / shape.passes;
+  return {dim3(grid_blocks(threads, shape.threads_per_block)), dim3(shape.threads_per_block)};
+}
+
+/// Launches `kernel(params)` with launch_dims' grid; returns the launch's status.
+template <class T, class Op, class Params>
+cudaError_t launch_grid_stride(void (*kernel)(Params), const Params& params, std::size_t work_items,
+                               cudaStream_t stream) {
+  if (work_items == 0) return cudaSuccess;
+  const auto [grid, block] = launch_dims<T, Op>(work_items);
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.stream = stream;
+  return cudaLaunchKernelEx(&config, kernel, params);
 }
 
 template <class T, int VecWidth, int NumInputs, class Op>
 cudaError_t launch_elementwise(const elementwise_params<T, VecWidth, NumInputs, Op>& params,
                                cudaStream_t stream) {
-  const std::size_t work = params.work_items();
-  if (work == 0) return cudaSuccess;
-  const unsigned passes = passes_for<T, Op>(work);
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(grid_blocks((work + passes - 1) / passes, block_threads));
-  config.blockDim = dim3(block_threads);
-  config.stream = stream;
-  return cudaLaunchKernelEx(&config, elementwise_kernel<T, VecWidth, NumInputs, Op>, params);
+  return launch_grid_stride<T, Op>(elementwise_kernel<T, VecWidth, NumInputs, Op>, params,
+                                   params.work_items(), stream);
 }
 
 }  // namespace detail

@@ -138,11 +138,8 @@ CUACT_KERNEL void relu_mask_forward_kernel(const relu_mask_params<T> params) {
 
 template <class T>
 cudaError_t launch_relu_mask_forward(const relu_mask_params<T>& params, cudaStream_t stream) {
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(grid_blocks(relu_mask_bytes(params.n), block_threads));
-  config.blockDim = dim3(block_threads);
-  config.stream = stream;
-  return cudaLaunchKernelEx(&config, relu_mask_forward_kernel<T>, params);
+  return launch_grid_stride<T, relu>(relu_mask_forward_kernel<T>, params, relu_mask_bytes(params.n),
+                                     stream);
 }
 
 }  // namespace detail
