@@ -38,13 +38,14 @@ struct launch_shape {
 ///   to 8.5% (k = 64) against the copy ceiling, while a grid that covers the work reaches it.
 /// - 256 threads below 2^22 vectors: 1024-thread blocks cost up to 13% at 64 K elements.
 /// - 1024 threads above it for cheap ops: 1.009 instead of 1.000 x memcpy (fp32 and bf16 relu).
-/// - A heavy op on 16-bit data (8 elements of exp per 16-byte vector) is instruction-bound at one
-///   pass: 256 threads and two passes measured 1.001 where one pass gave 0.976 (bf16 selu).
+/// - Heavy ops keep 256 threads: with 1024, fp64 selu (register-hungry expm1) fell to 0.982.
+///   On 16-bit data (8 elements of exp per 16-byte vector) one pass is instruction-bound: two
+///   passes measured 1.001 where one gave 0.976 (bf16 selu).
 template <class T, class Op>
 constexpr launch_shape choose_launch_shape(std::size_t work_items) {
   constexpr std::size_t large = std::size_t(1) << 22;
   if (work_items < large) return {256, 1};
-  if (is_heavy_v<Op> && sizeof(T) == 2) return {256, 2};
+  if (is_heavy_v<Op>) return {256, sizeof(T) == 2 ? 2u : 1u};
   return {1024, 1};
 }
 
