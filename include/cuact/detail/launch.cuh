@@ -32,21 +32,25 @@ struct launch_shape {
   unsigned passes;  ///< grid-stride iterations per thread when the grid is not capped
 };
 
-/// The launch shape for `work_items` vectors, from measurements on H100 (bench --blocks and
-/// --small; bench/RESULTS.md):
+/// The launch shape for `work_items` vectors, from measurements on H100 at 1.6 G elements
+/// (bench --blocks, bench/RESULTS.md; x memcpy, noise about 0.3%):
 /// - One pass by default: a grid-stride loop whose threads iterate k times loses 0.3% (k = 2)
 ///   to 8.5% (k = 64) against the copy ceiling, while a grid that covers the work reaches it.
-/// - 256 threads below 2^22 vectors: 1024-thread blocks cost up to 13% at 64 K elements.
-/// - 1024 threads above it for cheap ops: 1.009 instead of 1.000 x memcpy (fp32 and bf16 relu).
-/// - Heavy ops keep 256 threads: with 1024, fp64 selu (register-hungry expm1) fell to 0.982.
-///   On 16-bit data (8 elements of exp per 16-byte vector) one pass is instruction-bound: two
-///   passes measured 1.001 where one gave 0.976 (bf16 selu).
+/// - Below 2^22 vectors, 256 threads: 1024-thread blocks cost up to 13% at 64 K elements.
+/// - Cheap ops, 1024 threads: relu 1.008 (fp32) / 1.010 (bf16) against 1.001 / 1.005 at 256.
+/// - Heavy ops are limited by registers and instructions, so by element size:
+///   16-bit: 128 threads, 2 passes (one pass is instruction-bound: bf16 selu 0.982 -> 1.003,
+///   selu backward 1.010 -> 1.020; 1024 threads fell to 0.785);
+///   32-bit: 512 threads (selu 1.005, selu backward 1.017; 256: 1.002 / 1.014);
+///   64-bit: 256 threads (selu 1.000; 1024 threads fell to 0.982 on expm1's registers).
 template <class T, class Op>
 constexpr launch_shape choose_launch_shape(std::size_t work_items) {
   constexpr std::size_t large = std::size_t(1) << 22;
   if (work_items < large) return {256, 1};
-  if (is_heavy_v<Op>) return {256, sizeof(T) == 2 ? 2u : 1u};
-  return {1024, 1};
+  if (!is_heavy_v<Op>) return {1024, 1};
+  if constexpr (sizeof(T) == 2) return {128, 2};
+  if constexpr (sizeof(T) == 4) return {512, 1};
+  return {256, 1};
 }
 
 /// Grid and block for `work_items` per-thread work items of (T, Op).
