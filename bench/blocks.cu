@@ -90,10 +90,10 @@ int run_blocks(const device_info& device, const options& opts) {
       "# grid = ceil(work items / (block x passes)), work items = vectors of 16 bytes; "
       "cuact::forward today (detail::choose_launch_shape at this n): fp32 relu block %u x %u "
       "pass(es), bf16 selu block %u x %u\n",
-      cuact::detail::choose_launch_shape<float, cuact::relu>(n / 4).threads_per_block,
-      cuact::detail::choose_launch_shape<float, cuact::relu>(n / 4).passes,
-      cuact::detail::choose_launch_shape<__nv_bfloat16, cuact::selu>(n / 8).threads_per_block,
-      cuact::detail::choose_launch_shape<__nv_bfloat16, cuact::selu>(n / 8).passes);
+      cuact::detail::choose_launch_shape<float, cuact::relu, 1>(n / 4).threads_per_block,
+      cuact::detail::choose_launch_shape<float, cuact::relu, 1>(n / 4).passes,
+      cuact::detail::choose_launch_shape<__nv_bfloat16, cuact::selu, 1>(n / 8).threads_per_block,
+      cuact::detail::choose_launch_shape<__nv_bfloat16, cuact::selu, 1>(n / 8).passes);
 
   for (const dtype t : {dtype::f32, dtype::bf16}) {
     const std::size_t bytes = n * size_of(t);

@@ -119,9 +119,9 @@ inline std::vector<std::size_t> edge_sizes(int width) {
 
 /// The grids every case runs under: one warp, one block, odd small grids, the launcher's own
 /// one-pass grid, and a grid far larger than the work.
-template <class T, class Op>
+template <class T, class Op, int NumInputs>
 std::vector<grid_shape> grids_for(std::size_t work_items, bool all) {
-  const auto [grid, block] = cuact::detail::launch_dims<T, Op>(work_items);
+  const auto [grid, block] = cuact::detail::launch_dims<T, Op, NumInputs>(work_items);
   const std::size_t launcher = grid.x;
   std::vector<grid_shape> grids{{1, 32}, {launcher, block.x}};
   if (all) {
@@ -157,13 +157,13 @@ void run_grid_matrix(const op_case<N, Op, Reference>& c, std::mt19937_64& rng) {
       const std::size_t work = n;  // an upper bound on work_items; grids_for only needs a size
       for (int in_place = -1; in_place < static_cast<int>(N); ++in_place) {
         check_grid_case<T, Width, N>(c.op, c.reference, c.max_ulp, n, same, offset, in_place,
-                                     grids_for<T, Op>(work, all_grids), rng);
+                                     grids_for<T, Op, static_cast<int>(N)>(work, all_grids), rng);
       }
       // pointers with different misalignments: the scalar path
       std::array<std::size_t, N> shifted;
       for (std::size_t k = 0; k < N; ++k) shifted[k] = (offset + 1 + k) % 16;
       check_grid_case<T, Width, N>(c.op, c.reference, c.max_ulp, n, shifted, offset, -1,
-                                   grids_for<T, Op>(work, false), rng);
+                                   grids_for<T, Op, static_cast<int>(N)>(work, false), rng);
     }
   }
 }

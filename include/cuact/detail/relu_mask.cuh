@@ -138,7 +138,7 @@ CUACT_KERNEL void relu_mask_forward_kernel(const relu_mask_params<T> params) {
 
 template <class T>
 cudaError_t launch_relu_mask_forward(const relu_mask_params<T>& params, cudaStream_t stream) {
-  return launch_grid_stride<T, relu>(relu_mask_forward_kernel<T>, params, relu_mask_bytes(params.n),
+  return launch_grid_stride<T, relu, 1>(relu_mask_forward_kernel<T>, params, relu_mask_bytes(params.n),
                                      stream);
 }
 
