@@ -17,52 +17,25 @@
 namespace bench {
 namespace ops_detail {
 
-// Storage <-> compute conversions for the CUB functors: 16-bit types compute in float (as cuact
-// does), float and double in themselves.
-__host__ __device__ inline float widen(__half v) { return __half2float(v); }
-__host__ __device__ inline float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
-__host__ __device__ inline float widen(float v) { return v; }
-__host__ __device__ inline double widen(double v) { return v; }
-
-template <class T, class C>
-__host__ __device__ T narrow(C v) {
-  if constexpr (std::is_same_v<T, __half>) {
-    return __float2half_rn(v);
-  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    return __float2bfloat16_rn(v);
-  } else {
-    return v;
-  }
-}
-
-/// CUB forward functor: the very cuact activation, between the same conversions cuact makes.
+/// CUB forward functor: the very cuact activation, between the conversions cuact makes.
 template <class Activation>
 struct cub_forward {
   Activation act;
   template <class T>
   __host__ __device__ T operator()(T x) const {
-    return narrow<T>(act(widen(x)));
+    return cuact::detail::from_compute<T>(act(cuact::detail::to_compute(x)));
   }
 };
 
-/// The gradient from x with the activation's public members: relu as `x > 0 ? dy : 0`, selu as
-/// `dy * selu'(x)` = x <= 0 ? dy * scale * alpha * exp(x) : dy * scale.
-template <class C>
-__host__ __device__ C gradient(cuact::relu act, C x, C dy) {
-  return act.gradient(dy, x);
-}
-template <class C>
-__host__ __device__ C gradient(cuact::selu act, C x, C dy) {
-  return dy * act.derivative(x);
-}
-
-/// CUB backward functor: (x, dy) -> dx.
+/// CUB backward functor: (x, dy) -> dx with cuact's own gradient op (relu as `x > 0 ? dy : 0`,
+/// selu as `dy * selu'(x)`), so both contestants compute the same function.
 template <class Activation>
 struct cub_backward {
   Activation act;
   template <class T>
   __host__ __device__ T operator()(T x, T dy) const {
-    return narrow<T>(gradient(act, widen(x), widen(dy)));
+    return cuact::detail::from_compute<T>(cuact::detail::gradient_from_input<Activation>{act}(
+        cuact::detail::to_compute(x), cuact::detail::to_compute(dy)));
   }
 };
 

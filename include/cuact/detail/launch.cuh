@@ -78,8 +78,8 @@ cudaError_t launch_grid_stride(void (*kernel)(Params), const Params& params, std
 template <class T, int VecWidth, int NumInputs, class Op>
 cudaError_t launch_elementwise(const elementwise_params<T, VecWidth, NumInputs, Op>& params,
                                cudaStream_t stream) {
-  return launch_grid_stride<T, Op, NumInputs>(elementwise_kernel<T, VecWidth, NumInputs, Op>, params,
-                                   params.work_items(), stream);
+  return launch_grid_stride<T, Op, NumInputs>(elementwise_kernel<T, VecWidth, NumInputs, Op>,
+                                              params, params.work_items(), stream);
 }
 
 }  // namespace detail
