@@ -72,7 +72,8 @@ cudaError_t backward(Activation act, const T* x, const T* dy, T* dx, std::size_t
                 "cuact::backward: the activation needs a member `template <class C> __host__ "
                 "__device__ C derivative(C x) const` returning act'(x)");
   return detail::transform<VecWidth>(detail::gradient_from_input<Activation>{act}, dx, n, stream,
-                                     detail::input_arg<T>{x, false}, detail::input_arg<T>{dy, true});
+                                     nullptr, detail::input_arg<T>{x, false},
+                                     detail::input_arg<T>{dy, true});
 }
 
 /// dx[i] = dy[i] * act'(x[i]) computed from the forward's output y[i] = act(x[i]), so the forward
@@ -89,7 +90,8 @@ cudaError_t backward_from_output(Activation act, const T* y, const T* dy, T* dx,
                 "__host__ __device__ C derivative_from_output(C y) const` returning act'(x) "
                 "given y = act(x)");
   return detail::transform<VecWidth>(detail::gradient_from_output<Activation>{act}, dx, n, stream,
-                                     detail::input_arg<T>{y, false}, detail::input_arg<T>{dy, true});
+                                     nullptr, detail::input_arg<T>{y, false},
+                                     detail::input_arg<T>{dy, true});
 }
 
 /// ReLU forward that also records one bit per element: bit (i % 32) of mask[i / 32] is 1 exactly
@@ -101,12 +103,10 @@ cudaError_t relu_forward_mask(const T* in, T* out, std::uint32_t* mask, std::siz
                               cudaStream_t stream = nullptr) {
   detail::check_value_type<T>();
   if (n == 0) return cudaSuccess;
-  const detail::array_arg arrays[] = {{in, true}};
-  if (const cudaError_t status = detail::validate_arrays(out, arrays, n); status != cudaSuccess) {
-    return status;
-  }
-  if (const cudaError_t status = detail::validate_mask(mask, n, {in, out}, n * sizeof(T));
-      status != cudaSuccess) {
+  const detail::array_arg arrays[] = {detail::array_of<T>(out, n, true, false),
+                                      detail::array_of<T>(in, n, false, true),
+                                      detail::mask_array(mask, n)};
+  if (const cudaError_t status = detail::validate_arrays(arrays, 3); status != cudaSuccess) {
     return status;
   }
   return detail::launch_relu_mask_forward(detail::make_relu_mask_params(in, out, mask, n), stream);
@@ -119,11 +119,8 @@ cudaError_t relu_backward_mask(const std::uint32_t* mask, const T* dy, T* dx, st
                                cudaStream_t stream = nullptr) {
   detail::check_value_type<T>();
   if (n == 0) return cudaSuccess;
-  if (const cudaError_t status = detail::validate_mask(mask, n, {dy, dx}, n * sizeof(T));
-      status != cudaSuccess) {
-    return status;
-  }
-  return detail::transform<VecWidth>(detail::relu_mask_gradient{mask}, dx, n, stream,
+  const detail::array_arg mask_arg = detail::mask_array(mask, n);
+  return detail::transform<VecWidth>(detail::relu_mask_gradient{mask}, dx, n, stream, &mask_arg,
                                      detail::input_arg<T>{dy, true});
 }
 

@@ -19,7 +19,8 @@ template <int VecWidth = auto_width, class Activation, class T>
 cudaError_t forward(Activation act, const T* in, T* out, std::size_t n,
                     cudaStream_t stream = nullptr) {
   detail::check_activation<Activation, T>();
-  return detail::transform<VecWidth>(act, out, n, stream, detail::input_arg<T>{in, true});
+  return detail::transform<VecWidth>(act, out, n, stream, nullptr,
+                                     detail::input_arg<T>{in, true});
 }
 
 /// In-place shorthand: data[i] = act(data[i]).

@@ -50,15 +50,19 @@ struct input_arg {
   bool may_equal_output;
 };
 
-/// Validate, then launch `op` over n elements: output[i] = op(inputs[i]...).
+/// Validate, then launch `op` over n elements: output[i] = op(inputs[i]...). `side` is an array
+/// the op reads by itself (the ReLU mask), validated with the others; nullptr for none.
 template <int VecWidth, class T, class Op, class... Inputs>
-cudaError_t transform(Op op, T* output, std::size_t n, cudaStream_t stream,
+cudaError_t transform(Op op, T* output, std::size_t n, cudaStream_t stream, const array_arg* side,
                       input_arg<Inputs>... inputs) {
   check_value_type<T>();
   constexpr int width = resolve_width<T, VecWidth>();
   if (n == 0) return cudaSuccess;
-  const array_arg arrays[] = {array_arg{inputs.pointer, inputs.may_equal_output}...};
-  if (const cudaError_t status = validate_arrays(output, arrays, n); status != cudaSuccess) {
+  const array_arg arrays[] = {array_of<T>(output, n, true, false),
+                              array_of<T>(inputs.pointer, n, false, inputs.may_equal_output)...,
+                              side != nullptr ? *side : array_arg{}};
+  const std::size_t count = sizeof(arrays) / sizeof(arrays[0]) - (side == nullptr);
+  if (const cudaError_t status = validate_arrays(arrays, count); status != cudaSuccess) {
     return status;
   }
   return launch_elementwise(make_elementwise_params<width>(op, output, n, inputs.pointer...),

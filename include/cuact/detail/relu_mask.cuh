@@ -8,7 +8,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 
 #include "../activations.cuh"
 #include "../elementwise.cuh"
@@ -24,26 +23,14 @@ CUACT_HOST_DEVICE constexpr std::size_t relu_mask_words(std::size_t n) { return 
 
 namespace detail {
 
-/// The mask pointer: non-null, 4-byte aligned, overlapping none of `arrays` (each `array_bytes`
-/// long), device-accessible.
-inline cudaError_t validate_mask(const std::uint32_t* mask, std::size_t n,
-                                 std::initializer_list<const void*> arrays,
-                                 std::size_t array_bytes) {
-  if (mask == nullptr || reinterpret_cast<std::uintptr_t>(mask) % alignof(std::uint32_t) != 0) {
-    return cudaErrorInvalidValue;
-  }
-  const std::size_t mask_bytes = relu_mask_words(n) * sizeof(std::uint32_t);
-  for (const void* array : arrays) {
-    const auto a = reinterpret_cast<std::uintptr_t>(array);
-    const auto m = reinterpret_cast<std::uintptr_t>(mask);
-    if (a < m ? m - a < array_bytes : a - m < mask_bytes) return cudaErrorInvalidValue;
-  }
-  int device = 0;
-  if (const cudaError_t status = cudaGetDevice(&device); status != cudaSuccess) {
-    cudaGetLastError();
-    return status;
-  }
-  return check_device_accessible(mask, device);
+/// Mask bytes: whole words, so the forward writes the bits past n too (as 0).
+CUACT_HOST_DEVICE constexpr std::size_t relu_mask_bytes(std::size_t n) {
+  return relu_mask_words(n) * sizeof(std::uint32_t);
+}
+
+/// The mask as validation sees it: 4-byte aligned, overlapping no other array.
+inline array_arg mask_array(const std::uint32_t* mask, std::size_t n) {
+  return {mask, relu_mask_bytes(n), alignof(std::uint32_t), true, false};
 }
 
 /// relu_backward_mask's operation: dy where the element's bit is set, else 0.
@@ -70,11 +57,6 @@ relu_mask_params<T> make_relu_mask_params(const T* in, T* out, std::uint32_t* ma
   const bool aligned = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 &&
                        reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
   return {in, out, mask, n, aligned};
-}
-
-/// Mask bytes the forward writes: whole words, so the bits past n are written (as 0) too.
-CUACT_HOST_DEVICE constexpr std::size_t relu_mask_bytes(std::size_t n) {
-  return relu_mask_words(n) * sizeof(std::uint32_t);
 }
 
 /// The forward's per-thread body: thread t of num_threads handles mask bytes t, t + num_threads,

@@ -12,17 +12,28 @@
 namespace cuact {
 namespace detail {
 
-/// One array argument of an operation, as validation sees it.
+/// One array argument of an operation, as validation sees it. In a list of them, the first is
+/// the operation's main output.
 struct array_arg {
   const void* pointer;
-  bool may_equal_output;  ///< exactly equal to the output is allowed (in-place operation)
+  std::size_t bytes;
+  std::size_t alignment;
+  bool exclusive;         ///< shares no byte with another array: outputs, and the ReLU mask
+  bool may_equal_output;  ///< may be exactly the main output (in place)
 };
 
-/// True when [a, a + bytes) and [b, b + bytes) share a byte.
-inline bool ranges_overlap(const void* a, const void* b, std::size_t bytes) {
-  const auto x = reinterpret_cast<std::uintptr_t>(a);
-  const auto y = reinterpret_cast<std::uintptr_t>(b);
-  return x < y ? y - x < bytes : x - y < bytes;
+/// An array of n elements of T; `bytes` is 0 when n * sizeof(T) overflows (validation rejects it).
+template <class T>
+array_arg array_of(const T* pointer, std::size_t n, bool exclusive, bool may_equal_output) {
+  const bool overflows = n > std::numeric_limits<std::size_t>::max() / sizeof(T);
+  return {pointer, overflows ? 0 : n * sizeof(T), alignof(T), exclusive, may_equal_output};
+}
+
+/// True when the two arrays share a byte.
+inline bool ranges_overlap(const array_arg& a, const array_arg& b) {
+  const auto x = reinterpret_cast<std::uintptr_t>(a.pointer);
+  const auto y = reinterpret_cast<std::uintptr_t>(b.pointer);
+  return x < y ? y - x < a.bytes : x - y < b.bytes;
 }
 
 /// cudaSuccess when `pointer` is memory the current device may access: device memory of the
@@ -47,34 +58,35 @@ inline cudaError_t check_device_accessible(const void* pointer, int current_devi
   }
 }
 
-/// Every check that does not depend on the operation: sizes, null pointers, element alignment,
-/// overlaps, and where each pointer lives. `n > 0` is assumed (n == 0 returns before this).
-template <class T, std::size_t NumArrays>
-cudaError_t validate_arrays(const T* output, const array_arg (&inputs)[NumArrays], std::size_t n) {
-  if (n > std::numeric_limits<std::size_t>::max() / sizeof(T)) return cudaErrorInvalidValue;
-  const std::size_t bytes = n * sizeof(T);
-  const auto misaligned = [](const void* p) {
-    return reinterpret_cast<std::uintptr_t>(p) % alignof(T) != 0;
-  };
-  if (output == nullptr || misaligned(output)) return cudaErrorInvalidValue;
-  for (const array_arg& input : inputs) {
-    if (input.pointer == nullptr || misaligned(input.pointer)) return cudaErrorInvalidValue;
-    const bool in_place = input.pointer == output;
-    if (in_place ? !input.may_equal_output : ranges_overlap(input.pointer, output, bytes)) {
+/// Every check of an operation's arrays (the first is the main output; n > 0 is assumed): sizes
+/// that fit size_t, null and misaligned pointers, overlaps (an exclusive array overlaps no other,
+/// except an input allowed to be exactly the main output; inputs may share memory), and where
+/// each pointer lives,
+/// with one cudaGetDevice and one cudaPointerGetAttributes per distinct pointer.
+inline cudaError_t validate_arrays(const array_arg* arrays, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const array_arg& a = arrays[i];
+    if (a.bytes == 0 || a.pointer == nullptr ||
+        reinterpret_cast<std::uintptr_t>(a.pointer) % a.alignment != 0) {
       return cudaErrorInvalidValue;
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      const array_arg& b = arrays[j];
+      if (!a.exclusive && !b.exclusive) continue;
+      const bool in_place = j == 0 && a.may_equal_output && a.pointer == b.pointer && a.bytes == b.bytes;
+      if (!in_place && ranges_overlap(a, b)) return cudaErrorInvalidValue;
     }
   }
   int device = 0;
   if (const cudaError_t status = cudaGetDevice(&device); status != cudaSuccess) {
-    cudaGetLastError();
+    cudaGetLastError();  // returned, not left behind
     return status;
   }
-  if (const cudaError_t status = check_device_accessible(output, device); status != cudaSuccess) {
-    return status;
-  }
-  for (const array_arg& input : inputs) {
-    if (input.pointer == output) continue;
-    if (const cudaError_t status = check_device_accessible(input.pointer, device);
+  for (std::size_t i = 0; i < count; ++i) {
+    bool seen = false;
+    for (std::size_t j = 0; j < i; ++j) seen = seen || arrays[j].pointer == arrays[i].pointer;
+    if (seen) continue;
+    if (const cudaError_t status = check_device_accessible(arrays[i].pointer, device);
         status != cudaSuccess) {
       return status;
     }
