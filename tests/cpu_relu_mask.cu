@@ -30,7 +30,7 @@ TEMPLATE_TEST_CASE("relu mask forward and backward under simulated grids", "[cpu
         std::vector<std::uint32_t> mask(words + 1);
         T* in = in_storage.get() + offset;
         T* out = in_place ? in : out_storage.get() + offset;
-        const auto launcher = cuact::detail::launch_dims<T, cuact::relu, 1>(words * 4);  // one thread per mask byte
+        const auto launcher = cuact::detail::launch_dims<T, cuact::relu, 1>(cuact::detail::relu_mask_bytes(n));  // a thread per mask byte
         const std::vector<grid_shape> grids{{1, 32}, {2, 7}, {launcher.first.x, launcher.second.x}};
         for (const grid_shape grid : grids) {
           CAPTURE(grid.blocks, grid.threads);
