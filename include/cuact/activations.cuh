@@ -1,26 +1,10 @@
 /// \file
-/// Activation policies: tiny functor structs, one per activation.
-///
-/// An activation is any copyable type with
-///
-///     template <class C> __host__ __device__ C operator()(C x) const;
-///
-/// called with the compute type C (float for float/__half/__nv_bfloat16 storage, double for
-/// double). It may hold parameters. For the backward pass it may also provide
-///
-///     template <class C> __host__ __device__ C derivative(C x) const;              // act'(x)
-///     template <class C> __host__ __device__ C derivative_from_output(C y) const;  // act'(x), y = act(x)
-///     template <class C> __host__ __device__ C gradient(C dy, C x) const;          // dx; default dy * act'(x)
-///     template <class C> __host__ __device__ C gradient_from_output(C dy, C y) const;
-///
-/// `gradient` exists for activations whose PyTorch backward is a selection rather than a
-/// product (relu: dx = x > 0 ? dy : 0, so a NaN or inf dy where x <= 0 gives 0, not NaN).
-///
-/// Optional cost hint (the CUTLASS `kIsHeavy` idea): `static constexpr bool is_heavy = true;`
-/// for activations that spend tens of instructions per element. The launcher then gives each
-/// thread two vectors of 16-bit data, which measured faster there (see detail/launch.cuh).
+/// Activation policies: tiny functor structs, one per activation, each with its forward and its
+/// derivatives (the concept and its optional members: activation.cuh). Parameters are public
+/// members named, ordered and defaulted as in torch.nn.functional.
 #pragma once
 
+#include "activation.cuh"
 #include "detail/config.cuh"
 #include "detail/math.cuh"
 
@@ -56,7 +40,7 @@ struct relu {
 /// scale * (x > 0 ? x : alpha * expm1(x)); propagates NaN; selu(-0) = -0.
 /// Backward as PyTorch `elu_backward`: x <= 0 ? scale * alpha * exp(x) : scale.
 struct selu {
-  static constexpr bool is_heavy = true;  // exp: ~20 instructions per element
+  static constexpr bool is_heavy = true;  // exp: tens of instructions per element in float
   static constexpr double alpha = 1.6732632423543772848170429916717;
   static constexpr double scale = 1.0507009873554804934193349852946;
   /// scale * alpha as a double plus its rounding error, from the 32-digit constants: the low part
@@ -65,14 +49,14 @@ struct selu {
   static constexpr double scale_alpha_hi = 0x1.c212cc640f031p+0;
   static constexpr double scale_alpha_lo = 0x1.05161b045a1fep-56;
 
-  template <class C>
-  CUACT_HOST_DEVICE C operator()(C x) const {
-    const C negative = C(scale_alpha_hi) * detail::expm1_nonpositive(x > C(0) ? C(0) : x);
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
+    const C negative = C(scale_alpha_hi) * detail::expm1_nonpositive(x > C(0) ? C(0) : x, r);
     return x > C(0) ? C(scale) * x : negative;
   }
-  template <class C>
-  CUACT_HOST_DEVICE C derivative(C x) const {
-    const C negative = C(scale_alpha_hi) * detail::exp_nonpositive(x > C(0) ? C(0) : x);
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
+    const C negative = C(scale_alpha_hi) * detail::exp_nonpositive(x > C(0) ? C(0) : x, r);
     return x <= C(0) ? negative : C(scale);
   }
   template <class C>

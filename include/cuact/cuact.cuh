@@ -5,13 +5,19 @@
 ///     cuact::forward(cuact::selu{}, data, n, stream);        // in place
 ///     cuact::backward(cuact::selu{}, x, dy, dx, n, stream);  // dx = dy * selu'(x)
 ///
-/// activations.cuh  relu, selu, and what a user-defined activation provides
+/// activation.cuh   what an activation provides (the concept), its traits and adaptors
+/// activations.cuh  the activation policies: relu, selu, ...
 /// forward.cuh      cuact::forward
-/// backward.cuh     cuact::backward, backward_from_output, relu_forward_mask, relu_backward_mask
+/// backward.cuh     cuact::backward, cuact::backward_from_output
+/// relu_mask.cuh    cuact::relu_forward_mask, cuact::relu_backward_mask (1 bit per element)
+/// transform.cuh    cuact::transform: any N-input, M-output elementwise operation
 /// elementwise.cuh  the kernel template and its per-thread body, for custom launches
 #pragma once
 
+#include "activation.cuh"
 #include "activations.cuh"
-#include "elementwise.cuh"
 #include "backward.cuh"
+#include "elementwise.cuh"
 #include "forward.cuh"
+#include "relu_mask.cuh"
+#include "transform.cuh"

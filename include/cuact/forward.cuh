@@ -2,7 +2,11 @@
 /// cuact::forward: out[i] = act(in[i]).
 #pragma once
 
+#include <cstddef>
+
+#include "activation.cuh"
 #include "detail/dispatch.cuh"
+#include "elementwise.cuh"
 
 namespace cuact {
 
@@ -11,16 +15,15 @@ namespace cuact {
 /// - T: float, double, __half, __nv_bfloat16 (16-bit types compute in float).
 /// - VecWidth: elements per vector access; auto_width = 16 bytes / sizeof(T).
 /// - out == in is in place; any other overlap is cudaErrorInvalidValue.
-/// - Returns cudaSuccess without a launch when n == 0; cudaErrorInvalidValue for a null or
-///   misaligned pointer, pageable host memory, or n * sizeof(T) overflowing; cudaErrorInvalidDevice
-///   for memory of another device; otherwise the launch's status. Nothing is launched or written
-///   when an argument is rejected.
+/// - Errors as cuact::transform: nothing is launched or written when an argument is rejected.
 template <int VecWidth = auto_width, class Activation, class T>
 cudaError_t forward(Activation act, const T* in, T* out, std::size_t n,
                     cudaStream_t stream = nullptr) {
-  detail::check_activation<Activation, T>();
-  return detail::transform<VecWidth>(act, out, n, stream, nullptr,
-                                     detail::input_arg<T>{in, true});
+  detail::check_input_type<T>();
+  check_activation<Activation, detail::compute_t<T>>();
+  return detail::run_elementwise<VecWidth>(forward_op<Activation, T>{act}, outputs(out), n,
+                                           inputs(in), stream, detail::declared_cost<Activation>,
+                                           detail::every_input_in_place);
 }
 
 /// In-place shorthand: data[i] = act(data[i]).

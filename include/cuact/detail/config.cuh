@@ -1,5 +1,5 @@
 /// \file
-/// Macros and small utilities shared by every cuact header.
+/// Macros and small utilities shared by every cuact header (the bottom of the include graph).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -19,9 +19,28 @@
 /// cuact do not resolve each other's kernel symbols (the cuCollections convention).
 #define CUACT_KERNEL __global__ __attribute__((visibility("hidden")))
 
+/// `#pragma unroll` in device code only (host compilers warn about the unknown pragma).
+#if defined(__CUDA_ARCH__)
+#define CUACT_UNROLL _Pragma("unroll")
+#else
+#define CUACT_UNROLL
+#endif
+
 namespace cuact {
+namespace detail {
 
-/// Vector width chosen from the element type: 16 bytes / sizeof(T) elements per access.
-inline constexpr int auto_width = 0;
+/// A pack of types (array element types of an operation's inputs or outputs).
+template <class... T>
+struct type_list {
+  static constexpr int size = static_cast<int>(sizeof...(T));
+};
 
+template <class... T>
+constexpr std::size_t max_size_of() {
+  std::size_t result = 0;
+  ((result = sizeof(T) > result ? sizeof(T) : result), ...);
+  return result;
+}
+
+}  // namespace detail
 }  // namespace cuact

@@ -1,11 +1,14 @@
 /// \file
-/// What every public entry does: compile-time checks, n == 0, validation, vector width, launch.
+/// What every public entry does after its compile-time checks: n == 0, validation, vector width,
+/// launch model, launch. One path for the elementwise kernel and its sign-mask sibling.
 #pragma once
 
+#include <cstddef>
 #include <type_traits>
 
-#include "../elementwise.cuh"
 #include "config.cuh"
+#include "kernels/elementwise.cuh"
+#include "kernels/relu_mask.cuh"
 #include "launch.cuh"
 #include "numeric.cuh"
 #include "validate.cuh"
@@ -13,60 +16,105 @@
 namespace cuact {
 namespace detail {
 
+/// Vector width chosen from the element types: 16 bytes / the largest element.
+inline constexpr int auto_width_tag = 0;
+
 template <class T>
-constexpr void check_value_type() {
+constexpr void check_input_type() {
   static_assert(is_supported_type_v<T>,
-                "cuact: unsupported element type; supported are float, double, __half and "
+                "cuact: unsupported input element type; supported are float, double, __half and "
                 "__nv_bfloat16");
 }
+template <class T>
+constexpr void check_output_type() {
+  static_assert(is_supported_type_v<T> || is_output_only_type_v<T>,
+                "cuact: unsupported output element type; supported are float, double, __half, "
+                "__nv_bfloat16, and (output only) __nv_fp8_e4m3 and __nv_fp8_e5m2");
+}
 
-/// The vector width for T: auto_width is 16 bytes / sizeof(T).
-template <class T, int VecWidth>
+/// The vector width for arrays whose largest element has `largest` bytes.
+template <int VecWidth, std::size_t largest>
 constexpr int resolve_width() {
-  static_assert(VecWidth == auto_width || VecWidth == 1 || VecWidth == 2 || VecWidth == 4 ||
+  static_assert(VecWidth == auto_width_tag || VecWidth == 1 || VecWidth == 2 || VecWidth == 4 ||
                     VecWidth == 8 || VecWidth == 16,
                 "cuact: VecWidth must be cuact::auto_width, 1, 2, 4, 8 or 16");
-  constexpr int width = VecWidth == auto_width ? static_cast<int>(16 / sizeof(T)) : VecWidth;
-  static_assert(width * sizeof(T) <= 16,
+  constexpr int width = VecWidth == auto_width_tag ? static_cast<int>(16 / largest) : VecWidth;
+  static_assert(width * largest <= 16,
                 "cuact: VecWidth * sizeof(T) must be at most 16 bytes (one vector access)");
   return width;
 }
 
-template <class Activation, class T>
-constexpr void check_activation() {
-  using C = compute_t<T>;
-  static_assert(std::is_copy_constructible_v<Activation>,
-                "cuact: an activation must be copyable (it is passed to the kernel by value)");
-  static_assert(std::is_invocable_r_v<C, const Activation&, C>,
-                "cuact: an activation must provide `template <class C> __host__ __device__ C "
-                "operator()(C x) const`, callable with the compute type C (float for float, "
-                "__half and __nv_bfloat16 storage; double for double)");
-}
+/// Which inputs may be exactly an output (bit i: input i), for validation.
+using in_place_inputs = unsigned;
+inline constexpr in_place_inputs every_input_in_place = ~0u;
 
-/// An input array and whether it may be the output itself (in place).
-template <class T>
-struct input_arg {
-  const T* pointer;
-  bool may_equal_output;
-};
-
-/// Validate, then launch `op` over n elements: output[i] = op(inputs[i]...). `side` is an array
-/// the op reads by itself (the ReLU mask), validated with the others; nullptr for none.
-template <int VecWidth, class T, class Op, class... Inputs>
-cudaError_t transform(Op op, T* output, std::size_t n, cudaStream_t stream, const array_arg* side,
-                      input_arg<Inputs>... inputs) {
-  check_value_type<T>();
-  constexpr int width = resolve_width<T, VecWidth>();
+/// Validates, then launches elementwise_kernel over n elements: outputs[i] = op(inputs[i]...).
+/// `extra` lists arrays the op reads by itself (the ReLU mask), validated with the others.
+template <int VecWidth, class Op, class... Out, class... In>
+cudaError_t run_elementwise(Op op, const output_arrays<Out...>& outputs, std::size_t n,
+                            const input_arrays<In...>& inputs, cudaStream_t stream,
+                            cost_hint hint, in_place_inputs in_place,
+                            const array_arg* extra = nullptr, std::size_t extra_count = 0) {
+  (check_output_type<Out>(), ...);
+  (check_input_type<In>(), ...);
+  constexpr int width = resolve_width<VecWidth, max_size_of<Out..., In...>()>();
   if (n == 0) return cudaSuccess;
-  const array_arg arrays[] = {array_of<T>(output, n, true, false),
-                              array_of<T>(inputs.pointer, n, false, inputs.may_equal_output)...,
-                              side != nullptr ? *side : array_arg{}};
-  const std::size_t count = sizeof(arrays) / sizeof(arrays[0]) - (side == nullptr);
-  if (const cudaError_t status = validate_arrays(arrays, count); status != cudaSuccess) {
+  constexpr std::size_t count = sizeof...(Out) + sizeof...(In);
+  array_arg arrays[count + 2];
+  std::size_t used = 0;
+  cuda::std::apply([&](auto*... p) { ((arrays[used++] = array_of(p, n, array_role::output)), ...); },
+                   outputs.pointers);
+  cuda::std::apply(
+      [&](auto*... p) {
+        ((arrays[used] = array_of(p, n, (in_place >> (used - sizeof...(Out))) & 1u
+                                            ? array_role::input_or_in_place
+                                            : array_role::input),
+          ++used),
+         ...);
+      },
+      inputs.pointers);
+  for (std::size_t e = 0; e < extra_count && e < 2; ++e) arrays[used++] = extra[e];
+  int device = 0;
+  if (const cudaError_t status = validate_arrays(arrays, used, device); status != cudaSuccess) {
     return status;
   }
-  return launch_elementwise(make_elementwise_params<width>(op, output, n, inputs.pointer...),
-                            stream);
+  auto params = make_params<width>(op, outputs, n, inputs);
+  using params_t = decltype(params);
+  launch_shape shape{};
+  if (const cudaError_t status = choose_launch_shape(
+          elementwise_kernel<params_t>, device, hint, params.vectors, params.head + params.tail,
+          params_t::vector_load_bytes, params_t::max_vectors_per_thread, shape);
+      status != cudaSuccess) {
+    return status;
+  }
+  params.vectors_per_thread = shape.vectors_per_thread;
+  return launch_kernel(elementwise_kernel<params_t>, params, shape, stream);
+}
+
+/// Validates, then launches the sign-mask forward (out = act(in), mask bit = in > 0).
+template <class T, class Activation>
+cudaError_t run_sign_mask_forward(Activation act, const T* in, T* out, std::uint32_t* mask,
+                                  std::size_t n, cudaStream_t stream) {
+  check_input_type<T>();
+  if (n == 0) return cudaSuccess;
+  const array_arg arrays[] = {
+      array_of(out, n, array_role::output), array_of(in, n, array_role::input_or_in_place),
+      {mask, checked_bytes(mask_words(n), sizeof(std::uint32_t)), alignof(std::uint32_t),
+       array_role::output}};
+  int device = 0;
+  if (const cudaError_t status = validate_arrays(arrays, 3, device); status != cudaSuccess) {
+    return status;
+  }
+  using params_t = sign_mask_params<T, Activation>;
+  const params_t params = make_sign_mask_params(act, in, out, mask, n);
+  launch_shape shape{};
+  if (const cudaError_t status =
+          choose_launch_shape(sign_mask_forward_kernel<T, Activation>, device, cost_hint::light,
+                              mask_bytes(n), 0, params_t::vector_load_bytes, 1, shape);
+      status != cudaSuccess) {
+    return status;
+  }
+  return launch_kernel(sign_mask_forward_kernel<T, Activation>, params, shape, stream);
 }
 
 }  // namespace detail

@@ -1,85 +1,226 @@
 /// \file
-/// Grid choice and launch for elementwise_kernel.
+/// The launch model: grid, block and vectors in flight per thread, from the device the call runs
+/// on and the kernel instantiation it launches. No per-GPU table.
+///
+/// The model (measurements behind it: bench/RESULTS.md, bench/results/<gpu>/):
+/// - **One pass.** The grid covers the work once. Grid-stride threads that iterate k times lose
+///   0.3% (k = 2) to 8.5% (k = 64) against the copy ceiling (PERF-NOTES), so the loop is there
+///   for correctness under any grid (users' own launches), not for speed.
+/// - **Bytes in flight.** A memory-bound kernel reaches the copy ceiling when each SM keeps about
+///   bandwidth / SMs x latency bytes of loads in flight (Little's law; CUB's sm_90 tuning encodes
+///   the same as 32 KiB for H100 and 48 KiB for H200). The bandwidth comes from the device's
+///   memory clock and bus width, the SM count from the device, and the resident threads per SM
+///   from the occupancy API for this very kernel instantiation, so a functor that needs many
+///   registers (fewer resident threads) gets more vectors per thread. Each thread issues all its
+///   loads before it computes (detail/kernels/elementwise.cuh), so
+///   vectors_per_thread = ceil(target bytes / (resident threads x bytes one vector set loads)).
+/// - **Compute cost.** An operation that spends tens of instructions per element hides its
+///   arithmetic behind the loads of its other vectors, so it gets at least two vectors per
+///   thread. The cost is the activation's `is_heavy` hint when it declares one; otherwise it is
+///   estimated from the kernel's register count, which the compiler sizes to the functor's math
+///   (a copy-like kernel needs few registers per loaded vector; exp, erf or log need many).
+/// - **Small work.** Below one full wave of resident threads, one vector per thread, so every SM
+///   gets work.
+/// - Everything read from the device is cached per device (and per kernel instantiation for
+///   occupancy) in atomics: concurrent calls from many host threads on many devices take no lock.
 #pragma once
 
+#include <atomic>
 #include <climits>
 #include <cstddef>
-#include <type_traits>
-#include <utility>
 
-#include "../elementwise.cuh"
 #include "config.cuh"
 
 namespace cuact {
 namespace detail {
 
-/// The activation's cost hint: `static constexpr bool is_heavy = true` (default false).
-template <class Op, class = void>
-inline constexpr bool is_heavy_v = false;
-template <class Op>
-inline constexpr bool is_heavy_v<Op, std::void_t<decltype(Op::is_heavy)>> = Op::is_heavy;
+/// Facts of one device the launch model reads.
+struct device_facts {
+  int sm_count;
+  int max_threads_per_sm;
+  double bytes_per_second;  ///< theoretical DRAM bandwidth: 2 x memory clock x bus width
+};
 
-/// Blocks for `threads` threads of `threads_per_block`, capped at gridDim.x's limit (the loop is
-/// grid-stride, so a capped grid, or any user grid, stays correct).
-inline unsigned grid_blocks(std::size_t threads, unsigned threads_per_block) {
-  const std::size_t blocks = (threads + threads_per_block - 1) / threads_per_block;
+/// Devices with cached facts; calls on devices beyond this query the runtime every time.
+inline constexpr int max_cached_devices = 64;
+
+/// Time a load is in flight, memory latency plus queueing at full bandwidth: the factor between
+/// bandwidth per SM and the bytes in flight per SM that reach it (1.5 us gives CUB's 32 KiB on
+/// H100 and 48 KiB on H200 from their copy ceilings).
+inline constexpr double load_latency_seconds = 1.5e-6;
+
+/// Threads per block: PyTorch's choice for elementwise kernels. On H200 128-thread blocks reached
+/// the copy ceiling where 1024-thread blocks lost 4-5% (block turnover at the end of the grid).
+inline constexpr unsigned threads_per_block = 128;
+
+/// Registers per thread above which an operation counts as compute-heavy when it declares no
+/// `is_heavy` hint. Copy-like kernels with four vectors in flight compile to 30-40 registers on
+/// sm_90 (the loaded values and their addresses); an exp, log or erf per element adds 15-25.
+inline constexpr int heavy_register_count = 48;
+
+/// Clears an error the runtime recorded for a failed query, so the caller gets it once, returned.
+inline cudaError_t returned(cudaError_t status) {
+  if (status != cudaSuccess) cudaGetLastError();
+  return status;
+}
+
+inline cudaError_t query_device_facts(int device, device_facts& facts) {
+  int memory_clock_khz = 0;
+  int bus_width_bits = 0;
+  cudaError_t status =
+      cudaDeviceGetAttribute(&facts.sm_count, cudaDevAttrMultiProcessorCount, device);
+  if (status == cudaSuccess) {
+    status = cudaDeviceGetAttribute(&facts.max_threads_per_sm,
+                                    cudaDevAttrMaxThreadsPerMultiProcessor, device);
+  }
+  if (status == cudaSuccess) {
+    status = cudaDeviceGetAttribute(&memory_clock_khz, cudaDevAttrMemoryClockRate, device);
+  }
+  if (status == cudaSuccess) {
+    status = cudaDeviceGetAttribute(&bus_width_bits, cudaDevAttrGlobalMemoryBusWidth, device);
+  }
+  // Double data rate: two transfers per clock. A device that reports no memory clock (some
+  // virtualized or integrated ones) is modelled at 2 TB/s, a mid-range datacenter figure.
+  facts.bytes_per_second = memory_clock_khz > 0 && bus_width_bits > 0
+                               ? 2.0 * memory_clock_khz * 1e3 * (bus_width_bits / 8.0)
+                               : 2e12;
+  return returned(status);
+}
+
+/// The facts of `device`, queried once per device and process.
+inline cudaError_t get_device_facts(int device, device_facts& facts) {
+  struct cached {
+    std::atomic<int> sm_count{0};  // 0: not queried yet
+    std::atomic<int> max_threads_per_sm{0};
+    std::atomic<double> bytes_per_second{0};
+  };
+  static cached cache[max_cached_devices];
+  if (device < 0 || device >= max_cached_devices) return query_device_facts(device, facts);
+  cached& slot = cache[device];
+  if (const int sm_count = slot.sm_count.load(std::memory_order_acquire); sm_count != 0) {
+    facts = {sm_count, slot.max_threads_per_sm.load(std::memory_order_relaxed),
+             slot.bytes_per_second.load(std::memory_order_relaxed)};
+    return cudaSuccess;
+  }
+  // Racing first calls each query and store the same values.
+  if (const cudaError_t status = query_device_facts(device, facts); status != cudaSuccess) {
+    return status;
+  }
+  slot.max_threads_per_sm.store(facts.max_threads_per_sm, std::memory_order_relaxed);
+  slot.bytes_per_second.store(facts.bytes_per_second, std::memory_order_relaxed);
+  slot.sm_count.store(facts.sm_count, std::memory_order_release);
+  return cudaSuccess;
+}
+
+/// What the launch model reads of one kernel instantiation on one device.
+struct kernel_facts {
+  int resident_blocks_per_sm;  ///< at threads_per_block threads, from the occupancy API
+  int registers_per_thread;
+};
+
+/// The facts of `kernel` on `device`, queried once per instantiation (Params), device and process.
+template <class Params>
+cudaError_t get_kernel_facts(void (*kernel)(Params), int device, kernel_facts& facts) {
+  static std::atomic<int> cache[max_cached_devices][2];  // {blocks, registers}; 0: not queried
+  const bool cacheable = device >= 0 && device < max_cached_devices;
+  if (cacheable) {
+    const int blocks = cache[device][0].load(std::memory_order_acquire);
+    if (blocks != 0) {
+      facts = {blocks, cache[device][1].load(std::memory_order_relaxed)};
+      return cudaSuccess;
+    }
+  }
+  cudaFuncAttributes attributes{};
+  cudaError_t status = cudaFuncGetAttributes(&attributes, kernel);
+  if (status == cudaSuccess) {
+    status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&facts.resident_blocks_per_sm, kernel,
+                                                           static_cast<int>(threads_per_block), 0);
+  }
+  if (status != cudaSuccess) return returned(status);
+  facts.registers_per_thread = attributes.numRegs;
+  if (facts.resident_blocks_per_sm < 1) facts.resident_blocks_per_sm = 1;
+  if (cacheable) {
+    cache[device][1].store(facts.registers_per_thread, std::memory_order_relaxed);
+    cache[device][0].store(facts.resident_blocks_per_sm, std::memory_order_release);
+  }
+  return cudaSuccess;
+}
+
+/// The activation's compute-cost hint as the launcher receives it.
+enum class cost_hint {
+  estimate,  ///< no hint: estimated from the kernel's register count
+  light,     ///< declared `is_heavy = false`
+  heavy,     ///< declared `is_heavy = true`
+};
+
+/// One launch's shape.
+struct launch_shape {
+  unsigned blocks;
+  unsigned threads_per_block;
+  unsigned vectors_per_thread;
+  bool heavy;  ///< what the model took the operation to be (for benchmarks' reports)
+};
+
+/// Blocks for `threads` threads, capped at gridDim.x's limit (the loop is grid-stride, so a capped
+/// grid, or any user grid, stays correct).
+inline unsigned grid_blocks(std::size_t threads, unsigned block) {
+  const std::size_t blocks = (threads + block - 1) / block;
   return blocks < static_cast<std::size_t>(INT_MAX) ? static_cast<unsigned>(blocks) : INT_MAX;
 }
 
-/// Block size and vectors per thread of a launch.
-struct launch_shape {
-  unsigned threads_per_block;
-  unsigned passes;  ///< grid-stride iterations per thread when the grid is not capped
-};
-
-/// The launch shape for `work_items` vectors, from measurements on H100 at 1.6 G elements
-/// (bench --blocks, bench/RESULTS.md; x memcpy, noise about 0.3%):
-/// - One pass by default: a grid-stride loop whose threads iterate k times loses 0.3% (k = 2)
-///   to 8.5% (k = 64) against the copy ceiling, while a grid that covers the work reaches it.
-/// - Below 2^22 vectors, 256 threads: 1024-thread blocks cost up to 13% at 64 K elements.
-/// - Cheap ops, 1024 threads: relu 1.008 (fp32) / 1.010 (bf16) against 1.001 / 1.005 at 256.
-/// - Heavy ops are limited by registers and instructions, so by element size:
-///   16-bit: 128 threads, 2 passes (one pass is instruction-bound: bf16 selu 0.982 -> 1.003,
-///   selu backward 1.010 -> 1.020; 1024 threads fell to 0.785);
-///   32-bit: 512 threads for one input (selu 1.005; 256: 1.002; 1024: 0.999), 1024 for two
-///   (selu backward 1.027; 512: 1.017; 256: 1.014);
-///   64-bit: 256 threads (selu 1.000; 1024 threads fell to 0.982 on expm1's registers).
-template <class T, class Op, int NumInputs>
-constexpr launch_shape choose_launch_shape(std::size_t work_items) {
-  constexpr std::size_t large = std::size_t(1) << 22;
-  if (work_items < large) return {256, 1};
-  if (!is_heavy_v<Op>) return {1024, 1};
-  if constexpr (sizeof(T) == 2) return {128, 2};
-  if constexpr (sizeof(T) == 4) return {NumInputs >= 2 ? 1024u : 512u, 1};
-  return {256, 1};
+/// The model itself, a pure function of what was observed (so the CPU tests can run every shape
+/// it can produce). `vectors` is the number of full vectors, `scalars` head + tail,
+/// `vector_load_bytes` what one thread loads per vector of all inputs, `max_vectors_per_thread`
+/// the kernel's cap.
+inline launch_shape model_launch_shape(const device_facts& device, const kernel_facts& kernel,
+                                       cost_hint hint, std::size_t vectors, std::size_t scalars,
+                                       std::size_t vector_load_bytes,
+                                       unsigned max_vectors_per_thread) {
+  const bool heavy = hint == cost_hint::heavy ||
+                     (hint == cost_hint::estimate &&
+                      kernel.registers_per_thread > heavy_register_count);
+  const double resident_threads =
+      static_cast<double>(kernel.resident_blocks_per_sm) * threads_per_block;
+  const double target_bytes = device.bytes_per_second / device.sm_count * load_latency_seconds;
+  unsigned k = static_cast<unsigned>(target_bytes / (resident_threads * vector_load_bytes) + 0.999);
+  if (heavy && k < 2) k = 2;
+  const double wave = resident_threads * device.sm_count;
+  if (static_cast<double>(vectors) < wave * 2) k = 1;  // little work: spread it over every SM
+  k = k < 1 ? 1 : (k > max_vectors_per_thread ? max_vectors_per_thread : k);
+  const std::size_t vector_threads = (vectors + k - 1) / k;
+  const std::size_t threads = vector_threads > scalars ? vector_threads : scalars;
+  return {grid_blocks(threads, threads_per_block), threads_per_block, k, heavy};
 }
 
-/// Grid and block for `work_items` per-thread work items of (T, Op, NumInputs).
-template <class T, class Op, int NumInputs>
-std::pair<dim3, dim3> launch_dims(std::size_t work_items) {
-  const launch_shape shape = choose_launch_shape<T, Op, NumInputs>(work_items);
-  const std::size_t threads = (work_items + shape.passes - 1) / shape.passes;
-  return {dim3(grid_blocks(threads, shape.threads_per_block)), dim3(shape.threads_per_block)};
+/// Reads the device's and the kernel's facts (cached) and returns the modelled shape.
+template <class Params>
+cudaError_t choose_launch_shape(void (*kernel)(Params), int device, cost_hint hint,
+                                std::size_t vectors, std::size_t scalars,
+                                std::size_t vector_load_bytes, unsigned max_vectors_per_thread,
+                                launch_shape& shape) {
+  device_facts device_info{};
+  if (const cudaError_t status = get_device_facts(device, device_info); status != cudaSuccess) {
+    return status;
+  }
+  kernel_facts kernel_info{};
+  if (const cudaError_t status = get_kernel_facts(kernel, device, kernel_info);
+      status != cudaSuccess) {
+    return status;
+  }
+  shape = model_launch_shape(device_info, kernel_info, hint, vectors, scalars, vector_load_bytes,
+                             max_vectors_per_thread);
+  return cudaSuccess;
 }
 
-/// Launches `kernel(params)` with launch_dims' grid; returns the launch's status.
-template <class T, class Op, int NumInputs, class Params>
-cudaError_t launch_grid_stride(void (*kernel)(Params), const Params& params, std::size_t work_items,
-                               cudaStream_t stream) {
-  if (work_items == 0) return cudaSuccess;
-  const auto [grid, block] = launch_dims<T, Op, NumInputs>(work_items);
+/// Launches kernel(params) with `shape`; returns the launch's status.
+template <class Params>
+cudaError_t launch_kernel(void (*kernel)(Params), const Params& params, const launch_shape& shape,
+                          cudaStream_t stream) {
   cudaLaunchConfig_t config{};
-  config.gridDim = grid;
-  config.blockDim = block;
+  config.gridDim = dim3(shape.blocks);
+  config.blockDim = dim3(shape.threads_per_block);
   config.stream = stream;
   return cudaLaunchKernelEx(&config, kernel, params);
-}
-
-template <class T, int VecWidth, int NumInputs, class Op>
-cudaError_t launch_elementwise(const elementwise_params<T, VecWidth, NumInputs, Op>& params,
-                               cudaStream_t stream) {
-  return launch_grid_stride<T, Op, NumInputs>(elementwise_kernel<T, VecWidth, NumInputs, Op>,
-                                              params, params.work_items(), stream);
 }
 
 }  // namespace detail

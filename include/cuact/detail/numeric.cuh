@@ -5,6 +5,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <type_traits>
 
@@ -13,13 +14,19 @@
 namespace cuact {
 namespace detail {
 
+/// Types an operation may read or write.
 template <class T>
 inline constexpr bool is_supported_type_v =
     std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, __half> ||
     std::is_same_v<T, __nv_bfloat16>;
 
-/// The arithmetic type for storage type T: 16-bit types compute in float (their own arithmetic
-/// would round after every operation and is no faster on a memory-bound kernel).
+/// Types an operation may only write: 8-bit floats, produced by saturating conversion from float.
+template <class T>
+inline constexpr bool is_output_only_type_v =
+    std::is_same_v<T, __nv_fp8_e4m3> || std::is_same_v<T, __nv_fp8_e5m2>;
+
+/// The arithmetic type for storage type T: 16-bit and 8-bit types compute in float (their own
+/// arithmetic would round after every operation and is no faster on a memory-bound kernel).
 template <class T>
 struct compute_type {
   using type = T;
@@ -32,6 +39,14 @@ template <>
 struct compute_type<__nv_bfloat16> {
   using type = float;
 };
+template <>
+struct compute_type<__nv_fp8_e4m3> {
+  using type = float;
+};
+template <>
+struct compute_type<__nv_fp8_e5m2> {
+  using type = float;
+};
 template <class T>
 using compute_t = typename compute_type<T>::type;
 
@@ -40,15 +55,24 @@ CUACT_HOST_DEVICE float to_compute(__nv_bfloat16 v) { return __bfloat162float(v)
 CUACT_HOST_DEVICE float to_compute(float v) { return v; }
 CUACT_HOST_DEVICE double to_compute(double v) { return v; }
 
-/// Round-to-nearest-even conversion back to storage.
-template <class T>
-CUACT_HOST_DEVICE T from_compute(compute_t<T> v) {
+/// Round-to-nearest-even conversion to storage; 8-bit floats saturate to their largest finite
+/// value (NaN stays NaN), as TransformerEngine's fp8 casts do.
+template <class T, class C>
+CUACT_HOST_DEVICE T from_compute(C v) {
   if constexpr (std::is_same_v<T, __half>) {
-    return __float2half_rn(v);
+    return __float2half_rn(static_cast<float>(v));
   } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    return __float2bfloat16_rn(v);
+    return __float2bfloat16_rn(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<T, __nv_fp8_e4m3>) {
+    __nv_fp8_e4m3 result;
+    result.__x = __nv_cvt_float_to_fp8(static_cast<float>(v), __NV_SATFINITE, __NV_E4M3);
+    return result;
+  } else if constexpr (std::is_same_v<T, __nv_fp8_e5m2>) {
+    __nv_fp8_e5m2 result;
+    result.__x = __nv_cvt_float_to_fp8(static_cast<float>(v), __NV_SATFINITE, __NV_E5M2);
+    return result;
   } else {
-    return v;
+    return static_cast<T>(v);
   }
 }
 

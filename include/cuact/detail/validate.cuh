@@ -12,21 +12,32 @@
 namespace cuact {
 namespace detail {
 
-/// One array argument of an operation, as validation sees it. In a list of them, the first is
-/// the operation's main output.
-struct array_arg {
-  const void* pointer;
-  std::size_t bytes;
-  std::size_t alignment;
-  bool exclusive;         ///< shares no byte with another array: outputs, and the ReLU mask
-  bool may_equal_output;  ///< may be exactly the main output (in place)
+/// What an operation does with an array, which decides the overlaps it may have.
+enum class array_role {
+  output,               ///< written; shares no byte with another array, except an in-place input
+  input,                ///< read; may share memory with other inputs, never with an output
+  input_or_in_place,    ///< read; may also be exactly one of the outputs (same bytes): in place
+  exclusive_input,      ///< read; shares no byte with any other array (the ReLU mask)
 };
 
-/// An array of n elements of T; `bytes` is 0 when n * sizeof(T) overflows (validation rejects it).
+/// One array argument of an operation, as validation sees it.
+struct array_arg {
+  const void* pointer;
+  std::size_t bytes;  ///< 0 when the byte size overflows (rejected)
+  std::size_t alignment;
+  array_role role;
+};
+
+/// Byte size of `count` elements of `element_bytes` each, or 0 when it overflows size_t.
+constexpr std::size_t checked_bytes(std::size_t count, std::size_t element_bytes) {
+  return count > std::numeric_limits<std::size_t>::max() / element_bytes ? 0
+                                                                         : count * element_bytes;
+}
+
+/// An array of n elements of T.
 template <class T>
-array_arg array_of(const T* pointer, std::size_t n, bool exclusive, bool may_equal_output) {
-  const bool overflows = n > std::numeric_limits<std::size_t>::max() / sizeof(T);
-  return {pointer, overflows ? 0 : n * sizeof(T), alignof(T), exclusive, may_equal_output};
+array_arg array_of(const T* pointer, std::size_t n, array_role role) {
+  return {pointer, checked_bytes(n, sizeof(T)), alignof(T), role};
 }
 
 /// True when the two arrays share a byte.
@@ -36,11 +47,24 @@ inline bool ranges_overlap(const array_arg& a, const array_arg& b) {
   return x < y ? y - x < a.bytes : x - y < b.bytes;
 }
 
-/// cudaSuccess when `pointer` is memory the current device may access: device memory of the
-/// current device, managed memory, or page-locked host memory. Pageable host memory (the usual
-/// mistake) and memory of another device are rejected here rather than faulting in the kernel,
-/// which would kill the context.
-inline cudaError_t check_device_accessible(const void* pointer, int current_device) {
+/// Whether two arrays of one operation may share bytes: inputs with inputs, and an in-place input
+/// with an output it equals exactly.
+inline bool may_overlap(const array_arg& a, const array_arg& b) {
+  const auto is_plain_input = [](array_role r) {
+    return r == array_role::input || r == array_role::input_or_in_place;
+  };
+  if (is_plain_input(a.role) && is_plain_input(b.role)) return true;
+  const bool in_place_pair =
+      (a.role == array_role::output && b.role == array_role::input_or_in_place) ||
+      (b.role == array_role::output && a.role == array_role::input_or_in_place);
+  return in_place_pair && a.pointer == b.pointer && a.bytes == b.bytes;
+}
+
+/// cudaSuccess when `pointer` is memory `device` may access: its own device memory, managed
+/// memory, or page-locked host memory. Pageable host memory (the usual mistake) and memory of
+/// another device are rejected here rather than faulting in the kernel, which would kill the
+/// context.
+inline cudaError_t check_device_accessible(const void* pointer, int device) {
   cudaPointerAttributes attributes{};
   const cudaError_t status = cudaPointerGetAttributes(&attributes, pointer);
   if (status != cudaSuccess) {
@@ -52,18 +76,17 @@ inline cudaError_t check_device_accessible(const void* pointer, int current_devi
     case cudaMemoryTypeHost:
       return cudaSuccess;
     case cudaMemoryTypeDevice:
-      return attributes.device == current_device ? cudaSuccess : cudaErrorInvalidDevice;
+      return attributes.device == device ? cudaSuccess : cudaErrorInvalidDevice;
     default:  // cudaMemoryTypeUnregistered: pageable host memory or not memory at all
       return cudaErrorInvalidValue;
   }
 }
 
-/// Every check of an operation's arrays (the first is the main output; n > 0 is assumed): sizes
-/// that fit size_t, null and misaligned pointers, overlaps (an exclusive array overlaps no other,
-/// except an input allowed to be exactly the main output; inputs may share memory), and where
-/// each pointer lives,
-/// with one cudaGetDevice and one cudaPointerGetAttributes per distinct pointer.
-inline cudaError_t validate_arrays(const array_arg* arrays, std::size_t count) {
+/// Every check of an operation's arrays (n > 0 is assumed): sizes that fit size_t, null and
+/// misaligned pointers, overlaps (may_overlap), and where each pointer lives, with one
+/// cudaGetDevice and one cudaPointerGetAttributes per distinct pointer. On success `device` is
+/// the current device, which the launch model needs.
+inline cudaError_t validate_arrays(const array_arg* arrays, std::size_t count, int& device) {
   for (std::size_t i = 0; i < count; ++i) {
     const array_arg& a = arrays[i];
     if (a.bytes == 0 || a.pointer == nullptr ||
@@ -71,13 +94,11 @@ inline cudaError_t validate_arrays(const array_arg* arrays, std::size_t count) {
       return cudaErrorInvalidValue;
     }
     for (std::size_t j = 0; j < i; ++j) {
-      const array_arg& b = arrays[j];
-      if (!a.exclusive && !b.exclusive) continue;
-      const bool in_place = j == 0 && a.may_equal_output && a.pointer == b.pointer && a.bytes == b.bytes;
-      if (!in_place && ranges_overlap(a, b)) return cudaErrorInvalidValue;
+      if (!may_overlap(a, arrays[j]) && ranges_overlap(a, arrays[j])) {
+        return cudaErrorInvalidValue;
+      }
     }
   }
-  int device = 0;
   if (const cudaError_t status = cudaGetDevice(&device); status != cudaSuccess) {
     cudaGetLastError();  // returned, not left behind
     return status;

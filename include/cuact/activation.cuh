@@ -1,0 +1,160 @@
+/// \file
+/// The activation concept in one place: what an activation provides, the traits that detect it,
+/// its cost hint, the accuracy tag it may take, and the adaptors through which every entry calls
+/// it (forward, gradient from the input, gradient from the output).
+///
+/// An activation is any copyable type with
+///
+///     template <class C> __host__ __device__ C operator()(C x) const;                 // act(x)
+///
+/// called with the compute type C (float for float, __half and __nv_bfloat16 storage; double for
+/// double). It may hold parameters. For the backward pass it may also provide
+///
+///     template <class C> __host__ __device__ C derivative(C x) const;                 // act'(x)
+///     template <class C> __host__ __device__ C derivative_from_output(C y) const;     // act'(x), y = act(x)
+///     template <class C> __host__ __device__ C gradient(C dy, C x) const;             // dx; default dy * act'(x)
+///     template <class C> __host__ __device__ C gradient_from_output(C dy, C y) const; // likewise from y
+///
+/// `gradient` exists for activations whose PyTorch backward is a selection rather than a product
+/// (relu: dx = x > 0 ? dy : 0, so a NaN or inf dy where x <= 0 gives 0, not NaN).
+///
+/// Each member may take a trailing accuracy tag `cuact::rounded_to<Storage>` (see below) to use
+/// cheaper math when the result is rounded to a 16-bit type; members without it are called
+/// without it.
+///
+/// Optional cost hint (CUTLASS's `kIsHeavy`): `static constexpr bool is_heavy = true;` for
+/// activations that spend tens of instructions per element, `false` to declare one cheap. Without
+/// it the launch model estimates the cost from the kernel's register count (detail/launch.cuh).
+#pragma once
+
+#include <type_traits>
+#include <utility>
+
+#include "detail/config.cuh"
+#include "detail/launch.cuh"
+
+namespace cuact {
+
+/// Accuracy tag: the result will be stored as `Storage`. Activations that take it may use math
+/// accurate to that type only; `storage_bits` is what they read (detail/math.cuh).
+template <class Storage>
+struct rounded_to {
+  static constexpr int storage_bits = static_cast<int>(8 * sizeof(Storage));
+};
+
+namespace detail {
+
+#define CUACT_DETAIL_MEMBER_TRAIT(trait, member, ...)                                          \
+  template <class A, class = void>                                                            \
+  inline constexpr bool trait = false;                                                        \
+  template <class A>                                                                          \
+  inline constexpr bool                                                                       \
+      trait<A, std::void_t<decltype(std::declval<const A&>().member(__VA_ARGS__))>> = true;
+CUACT_DETAIL_MEMBER_TRAIT(has_derivative, derivative, 1.0f)
+CUACT_DETAIL_MEMBER_TRAIT(has_derivative_from_output, derivative_from_output, 1.0f)
+CUACT_DETAIL_MEMBER_TRAIT(has_gradient, gradient, 1.0f, 1.0f)
+CUACT_DETAIL_MEMBER_TRAIT(has_gradient_from_output, gradient_from_output, 1.0f, 1.0f)
+#undef CUACT_DETAIL_MEMBER_TRAIT
+
+template <class A, class = void>
+inline constexpr cost_hint declared_cost = cost_hint::estimate;
+template <class A>
+inline constexpr cost_hint declared_cost<A, std::void_t<decltype(A::is_heavy)>> =
+    A::is_heavy ? cost_hint::heavy : cost_hint::light;
+
+/// Overload priority: `preferred` converts to `fallback`, so the tagged call wins when both exist.
+struct fallback {};
+struct preferred : fallback {};
+
+/// invoke_NAME<R>(act, args...): act.MEMBER(args..., R{}) when the member takes the accuracy tag,
+/// else act.MEMBER(args...).
+#define CUACT_DETAIL_INVOKE_WITH_ACCURACY(name, member)                                   \
+  template <class R, class A, class... Args>                                              \
+  CUACT_HOST_DEVICE auto name(preferred, const A& act, Args... args)                      \
+      -> decltype(act.member(args..., R{})) {                                             \
+    return act.member(args..., R{});                                                      \
+  }                                                                                       \
+  template <class R, class A, class... Args>                                              \
+  CUACT_HOST_DEVICE auto name(fallback, const A& act, Args... args)                       \
+      -> decltype(act.member(args...)) {                                                  \
+    return act.member(args...);                                                           \
+  }
+CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_forward, operator())
+CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_derivative, derivative)
+CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_derivative_from_output, derivative_from_output)
+CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_gradient, gradient)
+CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_gradient_from_output, gradient_from_output)
+#undef CUACT_DETAIL_INVOKE_WITH_ACCURACY
+
+}  // namespace detail
+
+/// True when Activation has `derivative(x)` or `gradient(dy, x)`: cuact::backward works.
+template <class Activation>
+inline constexpr bool has_derivative_v =
+    detail::has_derivative<Activation> || detail::has_gradient<Activation>;
+
+/// True when Activation has `derivative_from_output(y)` or `gradient_from_output(dy, y)`:
+/// cuact::backward_from_output works, so a forward may run in place and keep a gradient.
+template <class Activation>
+inline constexpr bool has_derivative_from_output_v =
+    detail::has_derivative_from_output<Activation> ||
+    detail::has_gradient_from_output<Activation>;
+
+/// The declared cost hint: true or false when the activation declares `is_heavy`, false without.
+template <class Activation>
+inline constexpr bool is_heavy_v = detail::declared_cost<Activation> == detail::cost_hint::heavy;
+
+/// Checks, at compile time, what every entry needs of an activation for storage type T.
+template <class Activation, class C>
+constexpr void check_activation() {
+  static_assert(std::is_copy_constructible_v<Activation>,
+                "cuact: an activation must be copyable (it is passed to the kernel by value)");
+  static_assert(std::is_invocable_r_v<C, const Activation&, C>,
+                "cuact: an activation must provide `template <class C> __host__ __device__ C "
+                "operator()(C x) const`, callable with the compute type C (float for float, "
+                "__half and __nv_bfloat16 storage; double for double)");
+}
+
+/// The forward as an elementwise operation: y = act(x), at the accuracy of output type Out.
+template <class Activation, class Out>
+struct forward_op {
+  Activation act;
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(C x) const {
+    return detail::invoke_forward<rounded_to<Out>>(detail::preferred{}, act, x);
+  }
+};
+
+/// The backward from the input as an elementwise operation on (x, dy): dx = gradient(dy, x)
+/// where the activation defines it, else dy * derivative(x).
+template <class Activation, class Out>
+struct gradient_op {
+  Activation act;
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(C x, C dy) const {
+    using R = rounded_to<Out>;
+    if constexpr (detail::has_gradient<Activation>) {
+      return detail::invoke_gradient<R>(detail::preferred{}, act, dy, x);
+    } else {
+      return dy * detail::invoke_derivative<R>(detail::preferred{}, act, x);
+    }
+  }
+};
+
+/// The backward from the output as an elementwise operation on (y, dy): dx =
+/// gradient_from_output(dy, y) where defined, else dy * derivative_from_output(y).
+template <class Activation, class Out>
+struct gradient_from_output_op {
+  Activation act;
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(C y, C dy) const {
+    using R = rounded_to<Out>;
+    if constexpr (detail::has_gradient_from_output<Activation>) {
+      return detail::invoke_gradient_from_output<R>(detail::preferred{}, act, dy, y);
+    } else {
+      return dy * detail::invoke_derivative_from_output<R>(detail::preferred{}, act, y);
+    }
+  }
+};
+
+}  // namespace cuact

@@ -1,0 +1,231 @@
+/// \file
+/// The one kernel template behind every cuact operation: N input arrays and M output arrays,
+/// each with its own element type, an operation on compute-type values, and a grid-stride
+/// per-thread body that also runs on the host (the CPU tests simulate grids with it).
+#pragma once
+
+#include <cuda/std/tuple>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "../config.cuh"
+#include "../numeric.cuh"
+
+namespace cuact {
+namespace detail {
+
+/// `Width` elements of T, aligned to their size so one access moves them.
+template <class T, int Width>
+struct alignas(sizeof(T) * Width) vector_of {
+  T elements[Width];
+};
+
+/// Loads and stores of the per-thread body. The GPU uses this one; the CPU tests pass one that
+/// records every access, so they check bounds and alignment of the very code the GPU runs.
+struct global_memory_access {
+  template <class Vector>
+  CUACT_HOST_DEVICE Vector load(const Vector* from) const {
+    return *from;
+  }
+  template <class Vector>
+  CUACT_HOST_DEVICE void store(Vector* to, const Vector& value) const {
+    *to = value;
+  }
+};
+
+/// The output arrays of an operation, in order (what cuact::outputs(...) builds).
+template <class... T>
+struct output_arrays {
+  cuda::std::tuple<T*...> pointers;
+};
+/// The input arrays of an operation, in order (what cuact::inputs(...) builds).
+template <class... T>
+struct input_arrays {
+  cuda::std::tuple<const T*...> pointers;
+};
+
+/// An op that declares `static constexpr bool takes_element_index = true` is called as
+/// op(i, values...) with the element's index i in [0, n) first (the ReLU mask backward finds its
+/// bit that way, bias + activation its column).
+template <class Op, class = void>
+inline constexpr bool takes_element_index_v = false;
+template <class Op>
+inline constexpr bool takes_element_index_v<Op, std::void_t<decltype(Op::takes_element_index)>> =
+    Op::takes_element_index;
+
+template <class Op, int VecWidth, class Outputs, class Inputs>
+struct elementwise_params;
+
+/// One launch's arguments: the arrays, the operation, and the split of [0, n) into a scalar head
+/// (until every pointer is VecWidth-aligned), full vectors, and a scalar tail. When the pointers
+/// are not co-aligned, head = vectors = 0 and tail = n.
+///
+/// Op is called with one compute-type value per input (float for 16-bit storage) and returns the
+/// output value, or a cuda::std::tuple of them when there are several outputs.
+template <class Op, int VecWidth, class... Out, class... In>
+struct elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>> {
+  static_assert(sizeof...(In) >= 1 && sizeof...(Out) >= 1,
+                "cuact: an elementwise operation reads and writes at least one array each");
+  static constexpr int vec_width = VecWidth;
+  static constexpr int num_inputs = static_cast<int>(sizeof...(In));
+  static constexpr int num_outputs = static_cast<int>(sizeof...(Out));
+  /// Bytes one thread loads for one vector of every input.
+  static constexpr std::size_t vector_load_bytes = ((sizeof(In) * VecWidth) + ...);
+  /// The most vectors a thread loads before it computes: 64 bytes in flight per thread at most
+  /// (4 16-byte loads), which keeps the loaded values in registers.
+  static constexpr int max_vectors_per_thread =
+      vector_load_bytes >= 64 ? 1 : static_cast<int>(64 / vector_load_bytes);
+
+  cuda::std::tuple<Out*...> outputs;
+  cuda::std::tuple<const In*...> inputs;
+  std::size_t head;     ///< scalar elements before the first vector
+  std::size_t vectors;  ///< VecWidth-element vectors after the head
+  std::size_t tail;     ///< scalar elements after the vectors
+  /// Vectors a thread loads together per grid-stride step, 1..max_vectors_per_thread (the launch
+  /// model's choice; any value is correct).
+  unsigned vectors_per_thread;
+  Op op;
+
+  CUACT_HOST_DEVICE int effective_vectors_per_thread() const {
+    const int k = static_cast<int>(vectors_per_thread);
+    return k < 1 ? 1 : (k > max_vectors_per_thread ? max_vectors_per_thread : k);
+  }
+  /// Threads that one pass over the data needs: one per vectors_per_thread vectors, or one per
+  /// scalar if there are more scalars.
+  CUACT_HOST_DEVICE std::size_t work_items() const {
+    const std::size_t k = static_cast<std::size_t>(effective_vectors_per_thread());
+    const std::size_t vector_threads = (vectors + k - 1) / k;
+    return vector_threads > head + tail ? vector_threads : head + tail;
+  }
+};
+
+/// Applies op to `Width` consecutive elements starting at `first`: loads (already issued by the
+/// caller), converts, computes, converts, stores.
+#pragma nv_exec_check_disable
+template <int Width, class Op, int VecWidth, class... Out, class... In, class Loaded,
+          class Access, std::size_t... I, std::size_t... O>
+CUACT_HOST_DEVICE void compute_and_store(
+    const elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>& params,
+    std::size_t first, const Loaded& loaded, const Access& access, std::index_sequence<I...>,
+    std::index_sequence<O...>) {
+  cuda::std::tuple<vector_of<Out, Width>...> results;
+  CUACT_UNROLL
+  for (int j = 0; j < Width; ++j) {
+    const auto value = [&] {
+      if constexpr (takes_element_index_v<Op>) {
+        return params.op(first + j, to_compute(cuda::std::get<I>(loaded).elements[j])...);
+      } else {
+        return params.op(to_compute(cuda::std::get<I>(loaded).elements[j])...);
+      }
+    }();
+    if constexpr (sizeof...(Out) == 1) {
+      ((cuda::std::get<O>(results).elements[j] = from_compute<Out>(value)), ...);
+    } else {
+      ((cuda::std::get<O>(results).elements[j] = from_compute<Out>(cuda::std::get<O>(value))), ...);
+    }
+  }
+  (access.store(reinterpret_cast<vector_of<Out, Width>*>(cuda::std::get<O>(params.outputs) + first),
+                cuda::std::get<O>(results)),
+   ...);
+}
+
+#pragma nv_exec_check_disable
+template <int Width, class Op, int VecWidth, class... Out, class... In, class Access,
+          std::size_t... I>
+CUACT_HOST_DEVICE cuda::std::tuple<vector_of<In, Width>...> load_inputs(
+    const elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>& params,
+    std::size_t first, const Access& access, std::index_sequence<I...>) {
+  return {access.load(
+      reinterpret_cast<const vector_of<In, Width>*>(cuda::std::get<I>(params.inputs) + first))...};
+}
+
+/// The per-thread body: thread `thread` of `num_threads` handles vectors thread,
+/// thread + num_threads, ..., loading vectors_per_thread of them before computing any (so their
+/// loads are in flight together), and then the head and tail scalars in the same grid-stride
+/// order. Correct for every (thread, num_threads) decomposition, a single thread included; each
+/// element is read and written once, by one thread, and nothing outside [0, n) is touched.
+#pragma nv_exec_check_disable
+template <class Op, int VecWidth, class... Out, class... In,
+          class Access = global_memory_access>
+CUACT_HOST_DEVICE void elementwise_thread(
+    const elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>& params,
+    std::size_t thread, std::size_t num_threads, const Access& access = {}) {
+  using params_t = elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>;
+  constexpr int max_k = params_t::max_vectors_per_thread;
+  const auto inputs = std::index_sequence_for<In...>{};
+  const auto outputs = std::index_sequence_for<Out...>{};
+  const std::size_t k = static_cast<std::size_t>(params.effective_vectors_per_thread());
+  for (std::size_t base = thread; base < params.vectors; base += num_threads * k) {
+    cuda::std::tuple<vector_of<In, VecWidth>...> loaded[max_k];
+    CUACT_UNROLL
+    for (int u = 0; u < max_k; ++u) {
+      const std::size_t v = base + u * num_threads;
+      if (u < k && v < params.vectors) {
+        loaded[u] = load_inputs<VecWidth>(params, params.head + v * VecWidth, access, inputs);
+      }
+    }
+    CUACT_UNROLL
+    for (int u = 0; u < max_k; ++u) {
+      const std::size_t v = base + u * num_threads;
+      if (u < k && v < params.vectors) {
+        compute_and_store<VecWidth>(params, params.head + v * VecWidth, loaded[u], access, inputs,
+                                    outputs);
+      }
+    }
+  }
+  const std::size_t scalars = params.head + params.tail;
+  const std::size_t tail_shift = params.vectors * VecWidth;  // the tail starts after the vectors
+  for (std::size_t s = thread; s < scalars; s += num_threads) {
+    const std::size_t index = s < params.head ? s : s + tail_shift;
+    compute_and_store<1>(params, index, load_inputs<1>(params, index, access, inputs), access,
+                         inputs, outputs);
+  }
+}
+
+/// The kernel: a grid-stride loop over elementwise_thread, correct for any grid and block size.
+template <class Params>
+CUACT_KERNEL void elementwise_kernel(const Params params) {
+  const std::size_t thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::size_t num_threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  elementwise_thread(params, thread, num_threads);
+}
+
+/// Element offset of `pointer` from the previous `Width * sizeof(T)` boundary.
+template <int Width, class T>
+std::size_t offset_in_vector(const T* pointer) {
+  return reinterpret_cast<std::uintptr_t>(pointer) % (sizeof(T) * Width) / sizeof(T);
+}
+
+/// Builds the launch arguments: vectors only where every pointer has the same element offset
+/// from its vector boundary (then a scalar head reaches the boundary), else scalars only.
+/// No validation here; cuact's entries validate before they call it.
+template <int VecWidth, class Op, class... Out, class... In>
+elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>> make_params(
+    Op op, const output_arrays<Out...>& outputs, std::size_t n, const input_arrays<In...>& inputs,
+    unsigned vectors_per_thread = 1) {
+  static_assert(VecWidth >= 1 && (VecWidth & (VecWidth - 1)) == 0,
+                "cuact: the vector width is a power of two");
+  elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>> params{
+      outputs.pointers, inputs.pointers, 0, 0, n, vectors_per_thread, op};
+  const std::size_t offset = offset_in_vector<VecWidth>(cuda::std::get<0>(outputs.pointers));
+  const bool co_aligned = cuda::std::apply(
+      [&](auto*... p) {
+        return ((reinterpret_cast<std::uintptr_t>(p) % alignof(std::remove_cv_t<std::remove_pointer_t<decltype(p)>>) == 0 &&
+                 offset_in_vector<VecWidth>(p) == offset) &&
+                ...);
+      },
+      cuda::std::tuple_cat(outputs.pointers, inputs.pointers));
+  if (co_aligned) {
+    const std::size_t to_boundary = (VecWidth - offset) % VecWidth;
+    params.head = to_boundary < n ? to_boundary : n;
+    params.vectors = (n - params.head) / VecWidth;
+    params.tail = n - params.head - params.vectors * VecWidth;
+  }
+  return params;
+}
+
+}  // namespace detail
+}  // namespace cuact
