@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Packaging test: install cuact, then build and run tests/downstream against it twice, through
-# find_package(cuact CONFIG) on the installed (and relocated) prefix and through add_subdirectory
-# of the source tree.
+# Packaging test: builds and runs tests/downstream against cuact in every way a user consumes a
+# header-only CUDA library:
+#   1-2. find_package(cuact CONFIG) on the installed (and relocated) prefix, and the version check
+#        of cuactConfigVersion.cmake (0.1 and 0.1...<1 accepted, 1.0 refused);
+#   3.   add_subdirectory of the source tree;
+#   4.   FetchContent from a local source tree (FETCHCONTENT_SOURCE_DIR_CUACT) and from a file://
+#        tarball of it (git archive of HEAD on a clean checkout, else the working tree's files);
+#   5.   no CMake: nvcc -I include, the README's one-line compile.
 #
 #   tests/downstream.sh SRC_DIR WORK_DIR
 #
 # Environment: CUDA_ARCHS (default 90), JOBS (build parallelism, default 1), GENERATOR (default
-# Ninja when ninja is on PATH). Exits non-zero at the first failing step; each step's full log
+# Ninja when ninja is on PATH), NVCC (default: CUDACXX, nvcc on PATH, /usr/local/cuda/bin/nvcc). Exits non-zero at the first failing step; each step's full log
 # is in WORK_DIR/logs/.
 set -euo pipefail
 
@@ -28,7 +33,8 @@ fi
 
 # Only what this script creates is removed.
 rm -rf "$work/cuact-build" "$work/stage" "$work/prefix" "$work/find-package" \
-       "$work/add-subdirectory" "$work/logs"
+       "$work/add-subdirectory" "$work/version-check" "$work/fetch-source-dir" "$work/fetch-tarball" \
+       "$work/cuact.tar.gz" "$work/nvcc-include" "$work/logs"
 mkdir -p "$work/logs"
 total_start=$SECONDS
 
@@ -78,6 +84,49 @@ check_include_dir() {
   fi
 }
 
+# expect_failure TEXT COMMAND...: COMMAND must fail, and its output must contain TEXT.
+expect_failure() {
+  local text=$1 output
+  shift
+  if output=$("$@" 2>&1); then
+    echo "$output"
+    echo "expected a failure, but it succeeded: $*"
+    return 1
+  fi
+  echo "$output"
+  grep -qF -e "$text" <<< "$output" || { echo "the failure does not say: $text"; return 1; }
+}
+
+# A source tarball of cuact, as a release would ship it: git archive of HEAD when the checkout has
+# no uncommitted changes (this also proves that every file the build needs is committed), else
+# the working tree's tracked and unignored files (a local run before committing).
+make_tarball() {
+  local tarball=$1
+  if git -C "$src" rev-parse --is-inside-work-tree > /dev/null 2>&1 &&
+     [[ -z $(git -C "$src" status --porcelain --untracked-files=no) ]]; then
+    echo "git archive of HEAD ($(git -C "$src" rev-parse --short HEAD))"
+    git -C "$src" archive --format=tar.gz --prefix=cuact/ -o "$tarball" HEAD
+  elif git -C "$src" rev-parse --is-inside-work-tree > /dev/null 2>&1; then
+    echo "uncommitted changes: tarball of the working tree's files"
+    (cd "$src" && git ls-files --cached --others --exclude-standard -z |
+       while IFS= read -r -d '' f; do [[ -f $f ]] && printf '%s\0' "$f"; done |
+       tar --null -T - --transform 's,^,cuact/,' -czf "$tarball")
+  else
+    echo "not a git checkout: tarball of $src without build*/"
+    tar -C "$src/.." --exclude='build*' --transform "s,^$(basename "$src"),cuact," \
+        -czf "$tarball" "$(basename "$src")"
+  fi
+  tar -tzf "$tarball" | grep -qx 'cuact/include/cuact/cuact.cuh' || {
+    echo "cuact/include/cuact/cuact.cuh is not in $tarball"; return 1; }
+}
+
+nvcc=${NVCC:-${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}}
+gencode=()
+IFS=';' read -r -a arch_list <<< "$archs"
+for arch in "${arch_list[@]}"; do
+  gencode+=(-gencode "arch=compute_${arch},code=sm_${arch}")
+done
+
 echo "[downstream] cuact: $src; work: $work; CUDA architectures: $archs"
 
 # 1. Install. An INTERFACE library installs without building anything.
@@ -108,5 +157,43 @@ step add-subdirectory-include-dir check_include_dir "$as" "$src/include" "$work/
 step add-subdirectory-build cmake --build "$as" --parallel "$jobs"
 step add-subdirectory-run "$as/cuact_downstream"
 sed 's/^/    /' "$work/logs/add-subdirectory-run.log"
+
+# 2b. cuactConfigVersion.cmake: SameMajorVersion, as the top-level CMakeLists.txt documents.
+vc=$work/version-check
+step version-0.1-accepted cmake -S "$src/tests/downstream/version_check" -B "$vc/0.1" \
+  -DCMAKE_PREFIX_PATH="$work/prefix" -DCUACT_REQUEST=0.1
+step version-range-accepted cmake -S "$src/tests/downstream/version_check" -B "$vc/range" \
+  -DCMAKE_PREFIX_PATH="$work/prefix" "-DCUACT_REQUEST=0.1...<1"
+step version-1.0-refused expect_failure 'compatible with requested version "1.0"' \
+  cmake -S "$src/tests/downstream/version_check" -B "$vc/1.0" -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DCUACT_REQUEST=1.0
+
+# 4. FetchContent, from the source tree (FETCHCONTENT_SOURCE_DIR_<NAME>: no download, the way a
+# user tries a local checkout) and from a file:// tarball (the URL download and extraction path).
+fs=$work/fetch-source-dir
+step fetch-source-dir-configure cmake -S "$src/tests/downstream" -B "$fs" "${generator[@]}" \
+  -DCMAKE_CUDA_ARCHITECTURES="$archs" -DCUACT_FETCH=ON \
+  -DCUACT_FETCH_URL="file://$work/does-not-exist.tar.gz" -DFETCHCONTENT_SOURCE_DIR_CUACT="$src" \
+  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
+step fetch-source-dir-include-dir check_include_dir "$fs" "$src/include" "$work/prefix"
+step fetch-source-dir-build cmake --build "$fs" --parallel "$jobs"
+step fetch-source-dir-run "$fs/cuact_downstream"
+
+ft=$work/fetch-tarball
+step make-tarball make_tarball "$work/cuact.tar.gz"
+sed 's/^/    /' "$work/logs/make-tarball.log" | head -n 1
+step fetch-tarball-configure cmake -S "$src/tests/downstream" -B "$ft" "${generator[@]}" \
+  -DCMAKE_CUDA_ARCHITECTURES="$archs" -DCUACT_FETCH=ON -DCUACT_FETCH_URL="file://$work/cuact.tar.gz" \
+  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
+step fetch-tarball-include-dir check_include_dir "$ft" "$ft/_deps/cuact-src/include" "$src/include"
+step fetch-tarball-build cmake --build "$ft" --parallel "$jobs"
+step fetch-tarball-run "$ft/cuact_downstream"
+
+# 5. No CMake: the README's one-line compile (C++17 and the include directory are all it takes).
+ni=$work/nvcc-include
+mkdir -p "$ni"
+step nvcc-include-build "$nvcc" -std=c++17 "${gencode[@]}" -I "$src/include" \
+  "$src/tests/downstream/main.cu" "$src/tests/downstream/second.cu" -o "$ni/cuact_downstream"
+step nvcc-include-run "$ni/cuact_downstream"
 
 echo "[downstream] all steps passed ($((SECONDS - total_start)) s)"

@@ -1,2 +1,5 @@
-#define CATCH_CONFIG_MAIN
-#include <catch2/catch.hpp>
+// Catch2 main for CPU tests (Catch2 v3 or v2: see catch.hpp).
+#define CATCH_CONFIG_RUNNER
+#include "catch.hpp"
+
+int main(int argc, char* argv[]) { return Catch::Session().run(argc, argv); }

@@ -1,7 +1,8 @@
-// Catch2 main for GPU tests: with no usable CUDA device the whole executable exits with 77, which
-// CTest reports as "Skipped" (SKIP_RETURN_CODE), never as passed.
+// Catch2 main for GPU tests (Catch2 v3 or v2: see catch.hpp): with no usable CUDA device the whole
+// executable exits with 77, which CTest reports as "Skipped" (SKIP_RETURN_CODE), never as passed.
 #define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+#include "catch.hpp"
+
 #include <cuda_runtime.h>
 
 #include <cstdio>

@@ -20,7 +20,8 @@ int check(cudaError_t status, const char* what) {
 
 int main() {
   int devices = 0;
-  if (const cudaError_t status = cudaGetDeviceCount(&devices); status != cudaSuccess || devices == 0) {
+  if (const cudaError_t status = cudaGetDeviceCount(&devices);
+      status != cudaSuccess || devices == 0) {
     std::printf("cuact_downstream: built; no CUDA device (%s), nothing run\n",
                 cudaGetErrorString(status));
     return 0;

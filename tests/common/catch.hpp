@@ -1,0 +1,75 @@
+// Catch2 for cuact's tests, v3 or v2: `#include "catch.hpp"` instead of a Catch2 header.
+//
+// Catch2 v3 is preferred and v2.13 (Debian bookworm's catch2 package) is accepted. This header
+// includes the right one and papers over the differences the suite may use, so a test is written
+// once, in the v3 spelling, and builds against both:
+//
+//   Catch::Approx, Approx          v3 has only Catch::Approx, v2 has both
+//   Catch::getSeed()               v3's name for the run's seed; v2 spells it Catch::rngSeed()
+//                                  (also available under v3)
+//   Catch::Matchers::ContainsSubstring   v2 spells it Contains
+//   CUACT_SKIP(message)            v3.3's SKIP (reported as skipped); before that, a WARN and
+//                                  return from the test case
+//   TEST_CASE, TEMPLATE_TEST_CASE, SECTION, GENERATE (take, random, range, values, ...),
+//   REQUIRE/CHECK(_THAT, _FALSE), INFO, CAPTURE, WARN, FAIL_CHECK, Catch::Session: the same in both
+//
+// The mains (cpu_main.cpp, gpu_main.cu) define CATCH_CONFIG_RUNNER before including this header
+// and call Catch::Session().run(), which works in both (v3 links Catch2::Catch2, without its main).
+//
+// tests/CMakeLists.txt defines CUACT_CATCH2_MAJOR from the Catch2 package it found; without it,
+// the header decides from which Catch2 header is on the include path.
+#pragma once
+
+#if !defined(CUACT_CATCH2_MAJOR)
+#if __has_include(<catch2/catch_all.hpp>)
+#define CUACT_CATCH2_MAJOR 3
+#else
+#define CUACT_CATCH2_MAJOR 2
+#endif
+#endif
+
+#if CUACT_CATCH2_MAJOR >= 3
+
+#include <catch2/catch_all.hpp>
+
+#include <cstdint>
+
+using Catch::Approx;  // v2 declares Approx in the global namespace too
+
+#if defined(SKIP)
+#define CUACT_SKIP(...) SKIP(__VA_ARGS__)
+#else
+#define CUACT_SKIP(...) \
+  do {                  \
+    WARN(__VA_ARGS__);  \
+    return;             \
+  } while (false)
+#endif
+
+#else  // Catch2 v2
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace Catch {
+using Detail::Approx;
+/// v3's name for the seed of this run (--rng-seed).
+inline std::uint32_t getSeed() { return static_cast<std::uint32_t>(rngSeed()); }
+namespace Matchers {
+/// v3's name for v2's string Contains.
+inline StdString::ContainsMatcher ContainsSubstring(
+    const std::string& str, CaseSensitive::Choice case_sensitivity = CaseSensitive::Yes) {
+  return Contains(str, case_sensitivity);
+}
+}  // namespace Matchers
+}  // namespace Catch
+
+#define CUACT_SKIP(...) \
+  do {                  \
+    WARN(__VA_ARGS__);  \
+    return;             \
+  } while (false)
+
+#endif
