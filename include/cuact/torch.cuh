@@ -1,0 +1,482 @@
+/// \file
+/// cuact as PyTorch operators. Include only in code built against PyTorch (torch.utils.cpp_extension
+/// or CMake with Torch), after or instead of <cuact/cuact.cuh>.
+///
+/// One line registers an activation as a family of operators in your namespace:
+///
+///     struct swish {                                    // any cuact activation
+///       template <class C> __host__ __device__ C operator()(C x) const { return x / (C(1) + exp(-x)); }
+///       template <class C> __host__ __device__ C derivative(C x) const { ... }   // optional
+///     };
+///     TORCH_LIBRARY(myops, m) {
+///       CUACT_TORCH_OP_FAMILY(m, myops, swish, swish, "");   // (library, namespace, op name, type, params)
+///     }
+///
+/// defines, with CUDA kernels, autograd and version-counter bumps:
+///
+///     myops::swish(Tensor x, P) -> Tensor                         functional
+///     myops::swish_(Tensor(a!) x, P) -> ()                        in place
+///     myops::swish.out(Tensor x, P, *, Tensor(a!) out) -> ()      into `out`
+///     myops::swish_backward(Tensor grad, Tensor x, P) -> Tensor   when the type has derivative(x)
+///     myops::swish_backward_from_output(Tensor grad, Tensor y, P) -> Tensor
+///                                                                 when it has derivative_from_output(y)
+///
+/// P is the schema parameter list, e.g. "float alpha=1.0, float beta=2.0": `float` in a schema is
+/// a C++ double; the type is aggregate-initialized from them in order (so its parameters are its
+/// first public members, declared double). Fake (meta) implementations for torch.compile come from
+/// Python: `cuact_torch.register_fakes("myops")` (the fake must be Python to handle symbolic shapes).
+///
+/// Layout: a dense non-overlapping input (any strides) is processed as flat memory and the output
+/// keeps its strides, as torch.relu does; any other input is made contiguous and so is the output.
+/// Backward: when grad and x are dense with equal strides the result has those strides, else it
+/// is contiguous. cuact_torch/_fakes.py implements the same rule; keep them in step.
+///
+/// Autograd: the functional op saves x and calls NAME_backward. The in-place op saves its output
+/// and calls NAME_backward_from_output when the type has derivative_from_output and
+/// `cuact::torch_ops::from_output_rule<T>::valid(act)` holds (specialize it for parameter
+/// conditions, as done below for elu, celu and leaky_relu); otherwise it saves a copy of x first,
+/// as PyTorch's generated in-place autograd does. The out variant refuses inputs that require grad.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/library.h>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "cuact.cuh"
+
+namespace cuact {
+namespace torch_ops {
+
+/// Number of comma-separated parameters in a schema parameter list ("" has none).
+constexpr std::size_t count_params(const char* params) {
+  std::size_t commas = 0;
+  bool any = false;
+  for (; *params != '\0'; ++params) {
+    if (*params == ',') {
+      ++commas;
+    } else if (*params != ' ') {
+      any = true;
+    }
+  }
+  return any ? commas + 1 : 0;
+}
+
+/// Whether the parameters of `act` allow the gradient from the output (PyTorch refuses in-place
+/// elu/celu with alpha < 0 and leaky_relu with a negative slope for the same reason: y no longer
+/// determines x). Specialize for your own activations with such conditions.
+template <class A, class = void>
+struct from_output_rule {
+  static bool valid(const A&) { return true; }
+};
+
+/// True when the layout of (sizes, strides) covers exactly numel consecutive elements, in some
+/// order: then the tensor is processed as flat memory. Size-1 dimensions do not count; a tensor
+/// with a zero-size dimension qualifies. Mirrored by cuact_torch/_fakes.py:_flat_dense.
+inline bool flat_dense(at::IntArrayRef sizes, at::IntArrayRef strides) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of dims with size > 1
+  for (std::size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 0) return true;
+    if (sizes[d] != 1) dims.emplace_back(strides[d], sizes[d]);
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t expected = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride != expected) return false;
+    expected *= size;
+  }
+  return true;
+}
+inline bool flat_dense(const at::Tensor& t) { return flat_dense(t.sizes(), t.strides()); }
+
+/// The output of a functional op for input x: x's strides when x is flat-dense, else contiguous.
+inline at::Tensor empty_output(const at::Tensor& x) {
+  if (flat_dense(x)) return at::empty_strided(x.sizes(), x.strides(), x.options());
+  return at::empty(x.sizes(), x.options());
+}
+
+template <class T>
+struct type_tag {
+  using type = T;
+};
+
+/// Calls f(type_tag<T>{}) with the cuact element type of `dtype`.
+template <class F>
+void dispatch_dtype(at::ScalarType dtype, const std::string& op, F&& f) {
+  switch (dtype) {
+    case at::kFloat:
+      f(type_tag<float>{});
+      return;
+    case at::kDouble:
+      f(type_tag<double>{});
+      return;
+    case at::kHalf:
+      f(type_tag<__half>{});
+      return;
+    case at::kBFloat16:
+      f(type_tag<__nv_bfloat16>{});
+      return;
+    default:
+      TORCH_CHECK(false, op, ": unsupported dtype ", dtype,
+                  "; expected float32, float64, float16 or bfloat16");
+  }
+}
+
+template <class T>
+T* data_of(const at::Tensor& t) {
+  return reinterpret_cast<T*>(t.data_ptr());
+}
+
+inline void check_cuda(cudaError_t status, const std::string& op) {
+  TORCH_CHECK(status == cudaSuccess, op, ": CUDA error: ", cudaGetErrorString(status));
+}
+
+/// A tensor argument the kernels accept: strided, on a CUDA device.
+inline void check_tensor(const at::Tensor& t, const std::string& op, const char* arg) {
+  TORCH_CHECK(t.defined(), op, ": expected a tensor for ", arg, ", got an undefined one");
+  TORCH_CHECK(t.layout() == at::kStrided, op, ": expected a strided (dense) tensor for ", arg,
+              ", got layout ", t.layout());
+  TORCH_CHECK(t.is_cuda(), op, ": expected a CUDA tensor for ", arg, ", got one on ", t.device(),
+              " (cuact runs on CUDA devices only; move it with .cuda())");
+}
+
+/// A second tensor argument: like the first in device, dtype and sizes.
+inline void check_like(const at::Tensor& t, const at::Tensor& first, const std::string& op,
+                       const char* arg, const char* first_arg) {
+  check_tensor(t, op, arg);
+  TORCH_CHECK(t.device() == first.device(), op, ": expected all tensors on the same device, but ",
+              first_arg, " is on ", first.device(), " and ", arg, " on ", t.device());
+  TORCH_CHECK(t.scalar_type() == first.scalar_type(), op, ": expected ", arg, " of dtype ",
+              first.scalar_type(), " like ", first_arg, ", got ", t.scalar_type());
+  TORCH_CHECK(t.sizes() == first.sizes(), op, ": expected ", arg, " of size ", first.sizes(),
+              " like ", first_arg, ", got ", t.sizes());
+}
+
+inline cudaStream_t current_stream() { return at::cuda::getCurrentCUDAStream().stream(); }
+
+template <std::size_t>
+using as_double = double;
+
+template <class Policy, class Params = void>
+struct family;
+
+/// The op family of activation type Policy with sizeof...(I) double parameters. Its name is
+/// set once, by define(); one type names one family.
+template <class Policy, std::size_t... I>
+struct family<Policy, std::index_sequence<I...>> {
+  static constexpr bool has_backward = cuact::has_derivative_v<Policy>;
+  static constexpr bool has_from_output = cuact::has_derivative_from_output_v<Policy>;
+  using Tensor = at::Tensor;
+  using autograd_context = torch::autograd::AutogradContext;
+  using variable_list = torch::autograd::variable_list;
+
+  static std::string& qualname() {  // "ns::name"
+    static std::string name;
+    return name;
+  }
+  static std::string op_name(const char* suffix = "") { return qualname() + suffix; }
+
+  static Policy make(as_double<I>... p) { return Policy{p...}; }
+
+  template <class Signature>
+  static c10::TypedOperatorHandle<Signature> handle(const char* suffix, const char* overload) {
+    return c10::Dispatcher::singleton()
+        .findSchemaOrThrow(op_name(suffix).c_str(), overload)
+        .template typed<Signature>();
+  }
+  static const auto& forward_op() {
+    static const auto op = handle<Tensor(const Tensor&, as_double<I>...)>("", "");
+    return op;
+  }
+  static const auto& inplace_op() {
+    static const auto op = handle<void(Tensor&, as_double<I>...)>("_", "");
+    return op;
+  }
+  static const auto& out_op() {
+    static const auto op = handle<void(const Tensor&, as_double<I>..., Tensor&)>("", "out");
+    return op;
+  }
+  static const auto& backward_op() {
+    static const auto op =
+        handle<Tensor(const Tensor&, const Tensor&, as_double<I>...)>("_backward", "");
+    return op;
+  }
+  static const auto& backward_from_output_op() {
+    static const auto op =
+        handle<Tensor(const Tensor&, const Tensor&, as_double<I>...)>("_backward_from_output", "");
+    return op;
+  }
+
+  // ---- device kernels (registered for CUDA, and for CPU where they explain the refusal) ----
+
+  static Tensor forward_kernel(const Tensor& x, as_double<I>... p) {
+    const std::string op = op_name();
+    const Policy act = make(p...);
+    check_tensor(x, op, "x");
+    const c10::cuda::CUDAGuard guard(x.device());
+    Tensor y = empty_output(x);
+    if (x.numel() == 0) return y;
+    const Tensor src = flat_dense(x) ? x : x.contiguous();
+    dispatch_dtype(x.scalar_type(), op, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      check_cuda(cuact::forward(act, data_of<const T>(src), data_of<T>(y),
+                                static_cast<std::size_t>(x.numel()), current_stream()),
+                 op);
+    });
+    return y;
+  }
+
+  static void inplace_kernel(Tensor& x, as_double<I>... p) {
+    const std::string op = op_name("_");
+    const Policy act = make(p...);
+    check_tensor(x, op, "x");
+    const c10::cuda::CUDAGuard guard(x.device());
+    if (x.numel() == 0) return;
+    at::assert_no_internal_overlap(x);
+    Tensor target = flat_dense(x) ? x : x.contiguous();
+    dispatch_dtype(x.scalar_type(), op, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      check_cuda(cuact::forward(act, data_of<T>(target), static_cast<std::size_t>(x.numel()),
+                                current_stream()),
+                 op);
+    });
+    if (!target.is_same(x)) x.copy_(target);
+  }
+
+  static void out_kernel(const Tensor& x, as_double<I>... p, Tensor& out) {
+    const std::string op = op_name(".out");
+    const Policy act = make(p...);
+    check_tensor(x, op, "x");
+    check_like(out, x, op, "out", "x");
+    const c10::cuda::CUDAGuard guard(x.device());
+    if (x.numel() == 0) return;
+    at::assert_no_internal_overlap(out);
+    at::assert_no_partial_overlap(out, x);
+    if (flat_dense(x) && out.strides() == x.strides()) {
+      dispatch_dtype(x.scalar_type(), op, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        check_cuda(cuact::forward(act, data_of<const T>(x), data_of<T>(out),
+                                  static_cast<std::size_t>(x.numel()), current_stream()),
+                   op);
+      });
+    } else {
+      out.copy_(forward_kernel(x, p...));
+    }
+  }
+
+  /// dx from (grad, x) or (grad, y): shared layout and checks of both backward ops.
+  template <bool FromOutput>
+  static Tensor gradient_kernel(const Tensor& grad, const Tensor& saved, const Policy& act,
+                                const std::string& op) {
+    const char* saved_name = FromOutput ? "y" : "x";
+    check_tensor(saved, op, saved_name);
+    check_like(grad, saved, op, "grad", saved_name);
+    const c10::cuda::CUDAGuard guard(saved.device());
+    const bool flat = flat_dense(saved) && grad.strides() == saved.strides();
+    Tensor dx = flat ? at::empty_strided(saved.sizes(), saved.strides(), saved.options())
+                     : at::empty(saved.sizes(), saved.options());
+    if (saved.numel() == 0) return dx;
+    const Tensor s = flat ? saved : saved.contiguous();
+    const Tensor g = flat ? grad : grad.contiguous();
+    dispatch_dtype(saved.scalar_type(), op, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const auto n = static_cast<std::size_t>(saved.numel());
+      if constexpr (FromOutput) {
+        check_cuda(cuact::backward_from_output(act, data_of<const T>(s), data_of<const T>(g),
+                                               data_of<T>(dx), n, current_stream()),
+                   op);
+      } else {
+        check_cuda(cuact::backward(act, data_of<const T>(s), data_of<const T>(g), data_of<T>(dx),
+                                   n, current_stream()),
+                   op);
+      }
+    });
+    return dx;
+  }
+
+  static Tensor backward_kernel(const Tensor& grad, const Tensor& x, as_double<I>... p) {
+    return gradient_kernel<false>(grad, x, make(p...), op_name("_backward"));
+  }
+
+  static Tensor backward_from_output_kernel(const Tensor& grad, const Tensor& y, as_double<I>... p) {
+    const std::string op = op_name("_backward_from_output");
+    const Policy act = make(p...);
+    TORCH_CHECK(from_output_rule<Policy>::valid(act), op,
+                ": these parameters make the gradient undefined from the output alone (as for "
+                "PyTorch's in-place elu with alpha < 0); use ", op_name("_backward"),
+                " with the input");
+    return gradient_kernel<true>(grad, y, act, op);
+  }
+
+  // ---- version counter (ADInplaceOrView), as PyTorch's in-place and out= ops do ----
+
+  static void inplace_view_kernel(c10::DispatchKeySet keys, Tensor& x, as_double<I>... p) {
+    {
+      at::AutoDispatchBelowADInplaceOrView guard;
+      inplace_op().redispatch(keys & c10::after_ADInplaceOrView_keyset, x, p...);
+    }
+    x.unsafeGetTensorImpl()->bump_version();
+  }
+
+  static void out_view_kernel(c10::DispatchKeySet keys, const Tensor& x, as_double<I>... p,
+                              Tensor& out) {
+    {
+      at::AutoDispatchBelowADInplaceOrView guard;
+      out_op().redispatch(keys & c10::after_ADInplaceOrView_keyset, x, p..., out);
+    }
+    out.unsafeGetTensorImpl()->bump_version();
+  }
+
+  // ---- autograd ----
+
+  static std::vector<double> params_of(autograd_context* ctx) {
+    return ctx->saved_data["params"].toDoubleVector();
+  }
+
+  static variable_list gradients(Tensor dx) {
+    variable_list result(1 + sizeof...(I));  // one per forward argument; none for the doubles
+    result[0] = std::move(dx);
+    return result;
+  }
+
+  struct forward_function : torch::autograd::Function<forward_function> {
+    static Tensor forward(autograd_context* ctx, const Tensor& x, as_double<I>... p) {
+      ctx->saved_data["params"] = std::vector<double>{p...};
+      ctx->save_for_backward({x});
+      at::AutoDispatchBelowADInplaceOrView guard;
+      return forward_op().call(x, p...);
+    }
+    static variable_list backward(autograd_context* ctx, variable_list grads) {
+      const auto saved = ctx->get_saved_variables();
+      const auto params = params_of(ctx);
+      if (!grads[0].defined()) return gradients(Tensor());
+      return gradients(backward_op().call(grads[0], saved[0], params[I]...));
+    }
+  };
+
+  struct inplace_function : torch::autograd::Function<inplace_function> {
+    static Tensor forward(autograd_context* ctx, Tensor x, as_double<I>... p) {
+      bool from_output = false;
+      if constexpr (has_from_output) from_output = from_output_rule<Policy>::valid(make(p...));
+      const Tensor original = from_output ? Tensor() : x.clone();
+      {
+        at::AutoDispatchBelowAutograd guard;  // ADInplaceOrView bumps the version
+        inplace_op().call(x, p...);
+      }
+      ctx->mark_dirty({x});
+      ctx->saved_data["params"] = std::vector<double>{p...};
+      ctx->saved_data["from_output"] = from_output;
+      ctx->save_for_backward({from_output ? x : original});
+      return x;
+    }
+    static variable_list backward(autograd_context* ctx, variable_list grads) {
+      const auto saved = ctx->get_saved_variables();
+      const auto params = params_of(ctx);
+      if (!grads[0].defined()) return gradients(Tensor());
+      if constexpr (has_from_output) {
+        if (ctx->saved_data["from_output"].toBool()) {
+          return gradients(backward_from_output_op().call(grads[0], saved[0], params[I]...));
+        }
+      }
+      return gradients(backward_op().call(grads[0], saved[0], params[I]...));
+    }
+  };
+
+  static bool wants_grad(const Tensor& t) {
+    return torch::autograd::GradMode::is_enabled() && t.requires_grad();
+  }
+
+  static Tensor forward_autograd(const Tensor& x, as_double<I>... p) {
+    if constexpr (has_backward) {
+      if (wants_grad(x)) return forward_function::apply(x, p...);
+    } else {
+      TORCH_CHECK(!wants_grad(x), op_name(), ": x requires grad but this activation has no "
+                  "derivative (give its type a `derivative(C x)` member)");
+    }
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return forward_op().call(x, p...);
+  }
+
+  static void inplace_autograd(Tensor& x, as_double<I>... p) {
+    if constexpr (has_backward) {
+      if (wants_grad(x)) {
+        inplace_function::apply(x, p...);
+        return;
+      }
+    } else {
+      TORCH_CHECK(!wants_grad(x), op_name("_"), ": x requires grad but this activation has no "
+                  "derivative (give its type a `derivative(C x)` member)");
+    }
+    at::AutoDispatchBelowAutograd guard;  // ADInplaceOrView still runs: it bumps the version
+    inplace_op().call(x, p...);
+  }
+
+  static void out_autograd(const Tensor& x, as_double<I>... p, Tensor& out) {
+    TORCH_CHECK(!(wants_grad(x) || wants_grad(out)), op_name(".out"),
+                "(): functions with out=... arguments don't support automatic differentiation, "
+                "but one of the arguments requires grad.");
+    at::AutoDispatchBelowAutograd guard;
+    out_op().call(x, p..., out);
+  }
+
+  /// Defines the schemas and registers every kernel. `ns` must be the library's namespace.
+  static void define(torch::Library& m, const char* ns, const char* name, const char* params) {
+    const std::string full = std::string(ns) + "::" + name;
+    TORCH_CHECK(qualname().empty() || qualname() == full, "cuact: the activation type of ", full,
+                " already defines ", qualname(), "; give each op family its own type");
+    qualname() = full;
+    const std::string n = name;
+    const std::string p = std::string(params).empty() ? "" : ", " + std::string(params);
+    const auto def = [&](const std::string& schema) { m.def(schema.c_str()); };
+    def(n + "(Tensor x" + p + ") -> Tensor");
+    def(n + "_(Tensor(a!) x" + p + ") -> ()");
+    def(n + ".out(Tensor x" + p + ", *, Tensor(a!) out) -> ()");
+    if constexpr (has_backward) def(n + "_backward(Tensor grad, Tensor x" + p + ") -> Tensor");
+    if constexpr (has_from_output) {
+      def(n + "_backward_from_output(Tensor grad, Tensor y" + p + ") -> Tensor");
+    }
+
+    using c10::DispatchKey;
+    const auto impl = [&](const std::string& op, auto&& fn) { m.impl(op.c_str(), std::move(fn)); };
+    for (const DispatchKey device : {DispatchKey::CUDA, DispatchKey::CPU}) {
+      impl(n, torch::dispatch(device, TORCH_FN(forward_kernel)));
+      impl(n + "_", torch::dispatch(device, TORCH_FN(inplace_kernel)));
+      impl(n + ".out", torch::dispatch(device, TORCH_FN(out_kernel)));
+      if constexpr (has_backward) {
+        impl(n + "_backward", torch::dispatch(device, TORCH_FN(backward_kernel)));
+      }
+      if constexpr (has_from_output) {
+        impl(n + "_backward_from_output",
+             torch::dispatch(device, TORCH_FN(backward_from_output_kernel)));
+      }
+    }
+    impl(n + "_", torch::dispatch(DispatchKey::ADInplaceOrView, TORCH_FN(inplace_view_kernel)));
+    impl(n + ".out", torch::dispatch(DispatchKey::ADInplaceOrView, TORCH_FN(out_view_kernel)));
+    impl(n, torch::dispatch(DispatchKey::Autograd, TORCH_FN(forward_autograd)));
+    impl(n + "_", torch::dispatch(DispatchKey::Autograd, TORCH_FN(inplace_autograd)));
+    impl(n + ".out", torch::dispatch(DispatchKey::Autograd, TORCH_FN(out_autograd)));
+  }
+};
+
+}  // namespace torch_ops
+}  // namespace cuact
+
+/// Registers activation type `Policy` as the op family `ns::name` (see the file comment).
+/// `params` is a string literal of schema parameters with defaults, "" for none.
+#define CUACT_TORCH_OP_FAMILY(library, ns, name, Policy, params)                              \
+  ::cuact::torch_ops::family<Policy, std::make_index_sequence<::cuact::torch_ops::count_params( \
+                                         params)>>::define(library, #ns, #name, params)

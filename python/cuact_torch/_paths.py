@@ -1,0 +1,54 @@
+"""Where cuact's headers and the operator sources are, for the JIT builds."""
+import os
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def include_dir():
+    """cuact's include directory (holding cuact/cuact.cuh and cuact/torch.cuh).
+
+    $CUACT_INCLUDE when set; else the checkout this package sits in (python/cuact_torch ->
+    include/); else the copy setup.py installs inside the package.
+    """
+    candidates = [
+        os.environ.get("CUACT_INCLUDE"),
+        os.path.join(_PACKAGE, "..", "..", "include"),
+        os.path.join(_PACKAGE, "include"),
+    ]
+    for path in candidates:
+        if path and os.path.isfile(os.path.join(path, "cuact", "torch.cuh")):
+            return os.path.abspath(path)
+    raise RuntimeError(
+        "cuact headers not found (looked in $CUACT_INCLUDE, the checkout and the package); "
+        "set CUACT_INCLUDE to the include/ directory of cuact")
+
+
+def csrc(name):
+    return os.path.join(_PACKAGE, "csrc", name)
+
+
+def header_files():
+    """Every cuact header, for content hashes of JIT builds."""
+    root = os.path.join(include_dir(), "cuact")
+    files = []
+    for directory, _, names in os.walk(root):
+        files.extend(os.path.join(directory, n) for n in names if n.endswith((".cuh", ".h")))
+    return sorted(files)
+
+
+# nvcc flags of every build. PyTorch adds -D__CUDA_NO_HALF_OPERATORS__ and friends to nvcc
+# commands; cuact does its own conversions but undefines them so its headers see CUDA's defaults.
+NVCC_FLAGS = [
+    "-O3",
+    "-std=c++17",
+    "-U__CUDA_NO_HALF_OPERATORS__",
+    "-U__CUDA_NO_HALF_CONVERSIONS__",
+    "-U__CUDA_NO_BFLOAT16_CONVERSIONS__",
+    "-U__CUDA_NO_HALF2_OPERATORS__",
+]
+CXX_FLAGS = ["-O3", "-std=c++17"]
+
+
+def family_flags():
+    """-DCUACT_TORCH_FAMILY=1 when the environment asks for the whole activation family."""
+    return ["-DCUACT_TORCH_FAMILY=1"] if os.environ.get("CUACT_TORCH_FAMILY") == "1" else []
