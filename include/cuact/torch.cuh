@@ -157,9 +157,10 @@ inline void check_tensor(const at::Tensor& t, const std::string& op, const char*
 /// A second tensor argument: like the first in device, dtype and sizes.
 inline void check_like(const at::Tensor& t, const at::Tensor& first, const std::string& op,
                        const char* arg, const char* first_arg) {
-  check_tensor(t, op, arg);
+  TORCH_CHECK(t.defined(), op, ": expected a tensor for ", arg, ", got an undefined one");
   TORCH_CHECK(t.device() == first.device(), op, ": expected all tensors on the same device, but ",
               first_arg, " is on ", first.device(), " and ", arg, " on ", t.device());
+  check_tensor(t, op, arg);
   TORCH_CHECK(t.scalar_type() == first.scalar_type(), op, ": expected ", arg, " of dtype ",
               first.scalar_type(), " like ", first_arg, ", got ", t.scalar_type());
   TORCH_CHECK(t.sizes() == first.sizes(), op, ": expected ", arg, " of size ", first.sizes(),
@@ -414,6 +415,8 @@ struct family<Policy, std::index_sequence<I...>> {
   static void inplace_autograd(Tensor& x, as_double<I>... p) {
     if constexpr (has_backward) {
       if (wants_grad(x)) {
+        TORCH_CHECK(!x.is_leaf(), "a leaf Variable that requires grad is being used in an in-place "
+                    "operation (", op_name("_"), ")");
         inplace_function::apply(x, p...);
         return;
       }
