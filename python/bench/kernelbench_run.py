@@ -1,0 +1,142 @@
+"""Runs cuact's five ModelNew files through KernelBench's own harness.
+
+    python3 python/bench/kernelbench_run.py /path/to/KernelBench [--trials 100] [--json out.json]
+
+For each problem: KernelBench's static checker, eval_kernel_against_ref (compile, 5 correctness
+trials, timing with cuda events and an L2 flush per trial), and measure_ref_program_time for the
+reference in eager mode and under torch.compile (inductor, default mode). Speedups are
+KernelBench's: mean reference time / mean ModelNew time.
+
+KernelBench's package imports LLM-client modules (openai, litellm, dotenv, ...) that evaluation
+does not use; where one is not installed a stub stands in and the script says so.
+"""
+import argparse
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+import types
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+EXAMPLES = os.path.join(REPO, "examples", "kernelbench")
+PROBLEMS = [  # (KernelBench file, ModelNew file)
+    ("level1/19_ReLU.py", "19_ReLU_cuact.py"),
+    ("level1/27_SELU_.py", "27_SELU__cuact.py"),
+    ("level1/25_Swish.py", "25_Swish_cuact.py"),
+    ("level1/30_Softsign.py", "30_Softsign_cuact.py"),
+    ("level1/88_MinGPTNewGelu.py", "88_MinGPTNewGelu_cuact.py"),
+]
+
+
+def _stub_missing_modules():
+    stubbed = []
+
+    def stub(name, **attrs):
+        if importlib.util.find_spec(name) is None:
+            module = types.ModuleType(name)
+            module.__dict__.update(attrs)
+            sys.modules[name] = module
+            stubbed.append(name)
+
+    class _BaseModel:  # the part of pydantic.BaseModel KernelExecResult uses
+        def __init__(self, **kwargs):
+            import copy
+            for klass in reversed(type(self).__mro__):
+                for field in getattr(klass, "__annotations__", {}):
+                    if field in klass.__dict__:
+                        setattr(self, field, copy.deepcopy(klass.__dict__[field]))
+            self.__dict__.update(kwargs)
+
+        def model_dump(self):
+            return dict(self.__dict__)
+
+    def _unavailable(*args, **kwargs):
+        raise RuntimeError("stubbed by kernelbench_run.py: not needed for evaluation")
+
+    stub("dotenv", load_dotenv=lambda *a, **k: None)
+    stub("openai", OpenAI=_unavailable)
+    stub("litellm", completion=_unavailable)
+    stub("tqdm", tqdm=lambda iterable=None, *a, **k: iterable)
+    stub("requests")
+    stub("pydantic", BaseModel=_BaseModel)
+    return stubbed
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument("kernelbench", help="path of a KernelBench checkout")
+    parser.add_argument("--trials", type=int, default=100, help="timing trials (KernelBench: 100)")
+    parser.add_argument("--correct-trials", type=int, default=5)
+    parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--only", help="substring of the problem files to run")
+    args = parser.parse_args()
+
+    kb = os.path.abspath(args.kernelbench)
+    sys.path.insert(0, os.path.join(kb, "src"))
+    stubbed = _stub_missing_modules()
+    if stubbed:
+        print(f"(stubs for KernelBench imports not used in evaluation: {', '.join(stubbed)})")
+    os.environ.setdefault("CUACT_INCLUDE", os.path.join(REPO, "include"))
+
+    import torch
+    from kernelbench import eval as kb_eval
+    from kernelbench import timing as kb_timing
+    from kernelbench.kernel_static_checker import validate_kernel_static
+
+    device = torch.device("cuda:0")
+    build_root = tempfile.mkdtemp(prefix="cuact_kernelbench_")
+    results = []
+    for problem, model_new in PROBLEMS:
+        if args.only and args.only not in problem:
+            continue
+        ref_src = open(os.path.join(kb, "KernelBench", problem)).read()
+        new_src = open(os.path.join(EXAMPLES, model_new)).read()
+        valid, errors, warnings = validate_kernel_static(new_src, backend="cuda", precision="fp32")
+        result = kb_eval.eval_kernel_against_ref(
+            ref_src, new_src, seed_num=42, num_correct_trials=args.correct_trials,
+            num_perf_trials=args.trials, measure_performance=True, timing_method="cuda_event",
+            verbose=False, build_dir=os.path.join(build_root, model_new[:-3]), device=device,
+            backend="cuda", precision=torch.float32)
+        torch.cuda.empty_cache()
+        name = os.path.basename(problem)[:-3]
+        eager = kb_timing.measure_ref_program_time(
+            name, ref_src, num_trials=args.trials, use_torch_compile=False, device=device,
+            precision="fp32")
+        torch.cuda.empty_cache()
+        compiled = kb_timing.measure_ref_program_time(
+            name, ref_src, num_trials=args.trials, use_torch_compile=True,
+            torch_compile_backend="inductor", torch_compile_options="default", device=device,
+            precision="fp32")
+        torch.cuda.empty_cache()
+        new_ms = result.runtime if result is not None else -1.0
+        row = {
+            "problem": problem, "model_new": model_new, "static_check": valid,
+            "static_errors": errors, "static_warnings": warnings,
+            "compiled": bool(result and result.compiled), "correct": bool(result and result.correctness),
+            "model_new_ms": new_ms, "eager_ms": eager["mean"], "compile_ms": compiled["mean"],
+            "speedup_vs_eager": eager["mean"] / new_ms if new_ms > 0 else None,
+            "speedup_vs_compile": compiled["mean"] / new_ms if new_ms > 0 else None,
+            "metadata": {k: str(v) for k, v in (result.metadata if result else {}).items()},
+        }
+        results.append(row)
+        print(json.dumps(row), flush=True)
+
+    print(f"\nKernelBench harness, {torch.cuda.get_device_name(0)}, torch {torch.__version__}, "
+          f"means of {args.trials} trials (ms)\n")
+    print("| problem | static check | compiled | correct | ModelNew | eager | torch.compile | vs eager | vs compile |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in results:
+        def x(v):
+            return f"{v:.2f}x" if v else "-"
+        print(f"| {r['problem']} | {'ok' if r['static_check'] else r['static_errors']} | {r['compiled']} | "
+              f"{r['correct']} | {r['model_new_ms']:.3f} | {r['eager_ms']:.3f} | {r['compile_ms']:.3f} | "
+              f"{x(r['speedup_vs_eager'])} | {x(r['speedup_vs_compile'])} |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    return 0 if all(r["correct"] and r["static_check"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
