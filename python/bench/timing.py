@@ -17,7 +17,9 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import importlib.util  # noqa: E402
+if importlib.util.find_spec("cuact_torch") is None:  # not installed: use the checkout
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import cuact_torch  # noqa: E402
 from cuact_torch.reference import REFERENCE  # noqa: E402
 
