@@ -61,8 +61,8 @@ module = load_inline(
     cuda_sources=cuda_source,
     functions=["forward"],
     extra_include_paths=[cuact_include_dir()],
-    extra_cflags=["-O3", "-std=c++17"],
-    extra_cuda_cflags=["-O3", "-std=c++17"],
+    extra_cflags=["-O3"],
+    extra_cuda_cflags=["-O3"],
     verbose=False,
 )
 

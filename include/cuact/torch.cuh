@@ -398,7 +398,7 @@ struct family<Policy, std::index_sequence<I...>> {
   };
 
   static bool wants_grad(const Tensor& t) {
-    return torch::autograd::GradMode::is_enabled() && t.requires_grad();
+    return at::GradMode::is_enabled() && t.requires_grad();
   }
 
   static Tensor forward_autograd(const Tensor& x, as_double<I>... p) {

@@ -40,13 +40,12 @@ def header_files():
 # commands; cuact does its own conversions but undefines them so its headers see CUDA's defaults.
 NVCC_FLAGS = [
     "-O3",
-    "-std=c++17",
     "-U__CUDA_NO_HALF_OPERATORS__",
     "-U__CUDA_NO_HALF_CONVERSIONS__",
     "-U__CUDA_NO_BFLOAT16_CONVERSIONS__",
     "-U__CUDA_NO_HALF2_OPERATORS__",
 ]
-CXX_FLAGS = ["-O3", "-std=c++17"]
+CXX_FLAGS = ["-O3"]  # the C++ standard is PyTorch's default (C++17 or later)
 
 
 def family_flags():
