@@ -1,7 +1,16 @@
 /// \file
 /// Activation policies: tiny functor structs, one per activation, each with its forward and its
 /// derivatives (the concept and its optional members: activation.cuh). Parameters are public
-/// members named, ordered and defaulted as in torch.nn.functional.
+/// `double` members named, ordered and defaulted as in torch.nn.functional, so `cuact::elu{0.5}`
+/// and `cuact::softplus{2.0, 10.0}` aggregate-initialize; members convert them to the compute type.
+///
+/// Semantics are PyTorch's CUDA kernels' (aten/src/ATen/native/cuda/Activation*.cu): the same
+/// branch conditions, the same choice at kinks, NaN through every forward, and the same result
+/// where an indeterminate form arises at +-inf (each brief says which). Accuracy: float and double
+/// results within 4 ulp of the exact function (tanhshrink: an absolute bound, see there), 16-bit
+/// results within 1 ulp of the correctly rounded value. Where PyTorch's float formula loses that
+/// (1 + erf(x) for x << 0, exp overflow in 1 / (1 + exp(-x)), 1 - tanh^2 near +-1), the policy
+/// computes the same function another way, and says so.
 #pragma once
 
 #include "activation.cuh"
@@ -65,6 +74,592 @@ struct selu {
     constexpr C high = C(scale_alpha_hi);
     constexpr C low = C((scale_alpha_hi - double(high)) + scale_alpha_lo);
     return y <= C(0) ? (y + high) + low : C(scale);
+  }
+};
+
+// ---- piecewise linear ----------------------------------------------------------------------
+
+/// ReLU6, PyTorch `F.relu6` (= hardtanh(x, 0, 6)): min(max(x, 0), 6); NaN propagates; relu6(-0) =
+/// +0 (max orders -0 below +0). Backward as `hardtanh_backward`: dx = 0 < x < 6 ? dy : 0 (0 at
+/// both kinks; a NaN x passes dy through).
+struct relu6 {
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(C x) const {
+    return x > C(0) ? (x < C(6) ? x : C(6)) : (x != x ? x : C(0));
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C derivative(C x) const {
+    return x <= C(0) || x >= C(6) ? C(0) : C(1);
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C derivative_from_output(C y) const {
+    return derivative(y);  // 0 < y < 6 exactly where 0 < x < 6
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C gradient(C dy, C x) const {
+    return x <= C(0) || x >= C(6) ? C(0) : dy;
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C gradient_from_output(C dy, C y) const {
+    return gradient(dy, y);
+  }
+};
+
+/// Hardtanh, PyTorch `F.hardtanh(x, min_val, max_val)`: clamp(x, min_val, max_val); NaN
+/// propagates. Backward as `hardtanh_backward`: dx = min_val < x < max_val ? dy : 0. The bounds
+/// are rounded to the compute type.
+struct hardtanh {
+  double min_val = -1.0;
+  double max_val = 1.0;
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(C x) const {
+    const C lo = C(min_val), hi = C(max_val);
+    return x > lo ? (x < hi ? x : hi) : (x != x ? x : lo);
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C derivative(C x) const {
+    return x <= C(min_val) || x >= C(max_val) ? C(0) : C(1);
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C derivative_from_output(C y) const {
+    return derivative(y);  // min_val < y < max_val exactly where min_val < x < max_val
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C gradient(C dy, C x) const {
+    return x <= C(min_val) || x >= C(max_val) ? C(0) : dy;
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C gradient_from_output(C dy, C y) const {
+    return gradient(dy, y);
+  }
+};
+
+/// Leaky ReLU, PyTorch `F.leaky_relu(x, negative_slope)`: x > 0 ? x : negative_slope * x; NaN
+/// propagates; -0 gives -0 * slope. Backward as `leaky_relu_backward`: x > 0 ? dy : dy * slope.
+/// From the output only for negative_slope >= 0 (as PyTorch, which refuses the in-place backward
+/// otherwise): a negative slope gives NaN there.
+struct leaky_relu {
+  double negative_slope = 0.01;
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(C x) const {
+    return x > C(0) ? x : x * C(negative_slope);
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C derivative(C x) const {
+    return x > C(0) ? C(1) : C(negative_slope);
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C derivative_from_output(C y) const {
+    const C slope = negative_slope >= 0 ? C(negative_slope) : C(NAN);
+    return y > C(0) ? C(1) : slope;  // y > 0 exactly where x > 0, for slope >= 0
+  }
+};
+
+/// Hardsigmoid, PyTorch `F.hardsigmoid`: min(max(x + 3, 0), 6) / 6; NaN propagates. Backward as
+/// `hardsigmoid_backward`: dx = -3 < x < 3 ? dy / 6 : 0 (0 at both kinks and for NaN x).
+struct hardsigmoid {
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(C x) const {
+    C t = x + C(3);
+    t = t < C(0) ? C(0) : t;
+    t = t > C(6) ? C(6) : t;  // NaN passes both
+    return t * C(1.0 / 6);
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C derivative(C x) const {
+    return x > C(-3) && x < C(3) ? C(1.0 / 6) : C(0);
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C gradient(C dy, C x) const {
+    return x > C(-3) && x < C(3) ? dy * C(1.0 / 6) : C(0);
+  }
+};
+
+/// Hardswish (Howard et al., "Searching for MobileNetV3", 2019), PyTorch `F.hardswish`:
+/// x * min(max(x + 3, 0), 6) / 6; NaN propagates. As PyTorch's kernel: hardswish(x <= -3) = -0
+/// (x * 0), hardswish(-inf) = NaN (-inf * 0), hardswish(-0) = -0. Unlike its float formula
+/// (x * 6 * (1/6f)), x >= 3 gives x exactly and never overflows.
+/// Backward as `hardswish_backward`: x < -3 ? 0 : x <= 3 ? dy * (x / 3 + 1/2) : dy (NaN x: dy),
+/// with x / 3 + 1/2 as (x + 1.5) / 3, which cannot cancel at its zero x = -1.5.
+struct hardswish {
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(C x) const {
+    C t = x + C(3);
+    t = t < C(0) ? C(0) : t;
+    t = t > C(6) ? C(6) : t;
+    return x * (t * C(1.0 / 6));  // 6 * C(1/6) rounds to 1 in float and double
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C derivative(C x) const {
+    return x < C(-3) ? C(0) : x <= C(3) ? (x + C(1.5)) * C(1.0 / 3) : C(1);
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C gradient(C dy, C x) const {
+    return x < C(-3) ? C(0) : x <= C(3) ? dy * ((x + C(1.5)) * C(1.0 / 3)) : dy;
+  }
+};
+
+/// Softshrink, PyTorch `F.softshrink(x, lambd)`: x > lambd ? x - lambd : x < -lambd ? x + lambd
+/// : 0; NaN propagates (as PyTorch's isnan check); softshrink(-0) = +0. lambd is rounded to the
+/// compute type, as PyTorch rounds it to the tensor's type: for a lambd that type holds, x - lambd
+/// is exact near the kinks (Sterbenz) and the result is correctly rounded; otherwise it is off by
+/// at most the rounding of lambd. Backward as `shrink_backward`: |x| <= lambd ? 0 : dy.
+struct softshrink {
+  double lambd = 0.5;
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(C x) const {
+    const C l = C(lambd);
+    return x > l ? x - l : x < -l ? x + l : (x != x ? x : C(0));
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C derivative(C x) const {
+    return x >= C(-lambd) && x <= C(lambd) ? C(0) : C(1);
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C gradient(C dy, C x) const {
+    return x >= C(-lambd) && x <= C(lambd) ? C(0) : dy;
+  }
+};
+
+/// Hardshrink, PyTorch `F.hardshrink(x, lambd)`: -lambd <= x <= lambd ? 0 : x; NaN propagates;
+/// hardshrink(-0) = +0. Backward as `shrink_backward`: |x| <= lambd ? 0 : dy.
+struct hardshrink {
+  double lambd = 0.5;
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(C x) const {
+    return x >= C(-lambd) && x <= C(lambd) ? C(0) : x;
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C derivative(C x) const {
+    return x >= C(-lambd) && x <= C(lambd) ? C(0) : C(1);
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C gradient(C dy, C x) const {
+    return x >= C(-lambd) && x <= C(lambd) ? C(0) : dy;
+  }
+};
+
+/// Threshold, PyTorch `F.threshold(x, threshold, value)`: x <= threshold ? value : x; NaN
+/// propagates (NaN <= threshold is false). PyTorch has no defaults; {} is threshold 0, value 0.
+/// Backward as `threshold_backward`: x <= threshold ? 0 : dy.
+struct threshold {
+  double threshold = 0.0;
+  double value = 0.0;
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(C x) const {
+    return x <= C(threshold) ? C(value) : x;
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C derivative(C x) const {
+    return x <= C(threshold) ? C(0) : C(1);
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C gradient(C dy, C x) const {
+    return x <= C(threshold) ? C(0) : dy;
+  }
+};
+
+/// Softsign, PyTorch `F.softsign`: x / (1 + |x|); NaN propagates; softsign(+-inf) = NaN
+/// (inf / inf, as PyTorch's formula). Derivative 1 / (1 + |x|)^2; at +-inf NaN, as PyTorch's
+/// autograd of its formula (inf / inf in the quotient rule). 16-bit results: `rcp.approx`.
+struct softsign {
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
+    if constexpr (detail::rounds_to_16_bits_v<R>) {
+      return x * detail::reciprocal(C(1) + (x < C(0) ? -x : x), r);
+    } else {
+      return x / (C(1) + (x < C(0) ? -x : x));
+    }
+  }
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
+    const C q = detail::reciprocal(C(1) + (x < C(0) ? -x : x), r);
+    return q * q + (x - x);  // x - x: NaN for +-inf and NaN, else +0
+  }
+};
+
+// ---- exponential family ------------------------------------------------------------------------
+
+/// ELU (Clevert et al., 2015), PyTorch `F.elu(x, alpha)`: x > 0 ? x : alpha * expm1(x); NaN
+/// propagates; elu(-0) = -0; elu(-inf) = -alpha. expm1, not exp - 1, so small |x| keeps its
+/// digits (detail::expm1_nonpositive: branch-free Cody-Waite in float, one MUFU op and a
+/// polynomial for 16-bit results). Backward as `elu_backward`: x <= 0 ? alpha * exp(x) : 1 (NaN x:
+/// 1); from the output (alpha >= 0, else NaN): y <= 0 ? y + alpha : 1, alpha added in two parts so
+/// nothing is lost where y + alpha cancels.
+struct elu {
+  static constexpr bool is_heavy = true;  // expm1
+  double alpha = 1.0;
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
+    const C negative = C(alpha) * detail::expm1_nonpositive(x > C(0) ? C(0) : x, r);
+    return x > C(0) ? x : negative;
+  }
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
+    const C negative = C(alpha) * detail::exp_nonpositive(x > C(0) ? C(0) : x, r);
+    return x <= C(0) ? negative : C(1);
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C derivative_from_output(C y) const {
+    const C high = C(alpha);
+    const C low = C(alpha - static_cast<double>(high));
+    const C negative = alpha >= 0 ? (y + high) + low : C(NAN);
+    return y <= C(0) ? negative : C(1);
+  }
+};
+
+/// CELU (Barron, 2017), PyTorch `F.celu(x, alpha)` (= elu with input_scale 1/alpha): x > 0 ? x :
+/// alpha * expm1(x / alpha); NaN propagates; celu(-0) = -0; celu(-inf) = -alpha. Requires
+/// alpha > 0. Backward: x <= 0 ? exp(x / alpha) : 1, with x / alpha carried in two parts for
+/// float and double (exp amplifies its rounding by |x / alpha|); from the output (alpha > 0, else
+/// NaN): y <= 0 ? (y + alpha) / alpha : 1.
+struct celu {
+  static constexpr bool is_heavy = true;  // expm1
+  double alpha = 1.0;
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
+    // expm1's relative error from the rounding of x / alpha is at most that rounding: no split.
+    const C v = x * C(1.0 / alpha);
+    const C negative = C(alpha) * detail::expm1_nonpositive(v > C(0) ? C(0) : v, r);
+    return x > C(0) ? x : negative;
+  }
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
+    const C xn = x > C(0) ? C(0) : x;
+    C e;
+    if constexpr (detail::rounds_to_16_bits_v<R>) {
+      e = detail::exp_nonpositive(xn * C(1.0 / alpha), r);
+    } else {
+      e = detail::exp_nonpositive_sum(detail::over(xn, alpha), r);
+    }
+    return x <= C(0) ? e : C(1);
+  }
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C derivative_from_output(C y, R r = {}) const {
+    const C high = C(alpha);
+    const C low = C(alpha - static_cast<double>(high));
+    const C sum = (y + high) + low;
+    C negative;
+    if constexpr (detail::rounds_to_16_bits_v<R>) {
+      negative = sum * C(1.0 / alpha);
+    } else {
+      negative = sum / high;
+    }
+    return y <= C(0) ? (alpha > 0 ? negative : C(NAN)) : C(1);
+  }
+};
+
+/// Sigmoid, PyTorch `torch.sigmoid`: 1 / (1 + exp(-x)); NaN propagates; sigmoid(-inf) = 0,
+/// sigmoid(inf) = 1. Overflow-safe: from e = exp(-|x|), 1 / (1 + e) for x >= 0 and e / (1 + e)
+/// below, so float results stay accurate down to the subnormals (PyTorch's float formula gives 0
+/// below x = -88.7). Backward: sigma(x) (1 - sigma(x)) = e / (1 + e)^2; from the output as
+/// PyTorch's `sigmoid_backward`: y * (1 - y).
+struct sigmoid {
+  static constexpr bool is_heavy = true;  // exp and a division
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
+    const C e = detail::exp_nonpositive(x < C(0) ? x : -x, r);
+    return detail::logistic(x, e, r).s;
+  }
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
+    const C e = detail::exp_nonpositive(x < C(0) ? x : -x, r);
+    const auto l = detail::logistic(x, e, r);
+    return l.s * l.c;
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C derivative_from_output(C y) const {
+    return y * (C(1) - y);
+  }
+};
+
+/// SiLU / swish (Elfwing et al., 2017), PyTorch `F.silu`: x * sigmoid(x), with the overflow-safe
+/// sigmoid above (PyTorch's x / (1 + exp(-x)) gives -0 below x = -88.7 in float). silu(-inf) =
+/// NaN (-inf * 0, as PyTorch's -inf / inf); silu(inf) = inf; silu(-0) = -0. Backward as
+/// `silu_backward`: s (1 + x (1 - s)), 1 - s taken from the logistic pair rather than by
+/// subtraction; silu'(+-inf) = NaN (inf * 0, as PyTorch).
+struct silu {
+  static constexpr bool is_heavy = true;
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
+    const C e = detail::exp_nonpositive(x < C(0) ? x : -x, r);
+    return x * detail::logistic(x, e, r).s;
+  }
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
+    const C e = detail::exp_nonpositive(x < C(0) ? x : -x, r);
+    const auto l = detail::logistic(x, e, r);
+    return l.s * detail::fused(x, l.c, C(1));
+  }
+};
+
+/// Log-sigmoid, PyTorch `F.logsigmoid` (its CUDA formula): min(x, 0) - log1p(exp(-|x|)); NaN
+/// propagates; logsigmoid(-inf) = -inf; logsigmoid(inf) = +0 (0 - 0, as PyTorch). The log1p
+/// argument is in [0, 1]: log1pf for float (1 ulp), a polynomial or `lg2.approx` for 16-bit
+/// results (detail::log1p_unit). Backward as `log_sigmoid_backward`: 1 - sigmoid(x) = sigmoid(-x),
+/// overflow-safe.
+struct logsigmoid {
+  static constexpr bool is_heavy = true;  // exp and log
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
+    const C e = detail::exp_nonpositive(x < C(0) ? x : -x, r);
+    return (x < C(0) ? x : C(0)) - detail::log1p_unit(e, r);
+  }
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
+    const C e = detail::exp_nonpositive(x < C(0) ? x : -x, r);
+    return detail::logistic(x, e, r).c;
+  }
+};
+
+/// Softplus, PyTorch `F.softplus(x, beta, threshold)`: x * beta > threshold ? x :
+/// log1p(exp(x * beta)) / beta (the switch compares the compute-type product, as PyTorch; with a
+/// small threshold the forward jumps there, as PyTorch's). Below the switch as max(x, 0) +
+/// log1p(exp(-|x beta|)) / beta, whose log1p argument stays in [0, 1] and which never overflows;
+/// for float and double x * beta is carried in two parts (exp amplifies its rounding by
+/// |x beta|). softplus(-inf) = 0, softplus(inf) = inf. Backward as `softplus_backward`:
+/// x * beta > threshold ? 1 : sigmoid(x * beta), overflow-safe (PyTorch's z / (z + 1) is NaN
+/// where exp overflows below a threshold above 88).
+struct softplus {
+  static constexpr bool is_heavy = true;  // exp and log
+  double beta = 1.0;
+  double threshold = 20.0;
+
+  template <class C, class R>
+  CUACT_HOST_DEVICE detail::split<C> scaled(C x, R) const {
+    if constexpr (detail::rounds_to_16_bits_v<R>) {
+      return {x * C(beta), C(0)};
+    } else {
+      return detail::times(x, beta);
+    }
+  }
+  /// exp(-|v|) for v = hi + lo.
+  template <class C, class R>
+  CUACT_HOST_DEVICE static C exp_minus_abs(detail::split<C> v, R r) {
+    const bool negative = v.hi < C(0);
+    return detail::exp_nonpositive_sum(
+        detail::split<C>{negative ? v.hi : -v.hi, negative ? v.lo : -v.lo}, r);
+  }
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
+    const detail::split<C> v = scaled(x, r);
+    const C l = detail::log1p_unit(exp_minus_abs(v, r), r);
+    C tail;
+    if constexpr (detail::rounds_to_16_bits_v<R>) {
+      tail = l * C(1.0 / beta);
+    } else {
+      tail = l / C(beta);
+    }
+    const C below = (v.hi > C(0) ? x : C(0)) + tail;
+    return v.hi > C(threshold) ? x : below;
+  }
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
+    const detail::split<C> v = scaled(x, r);
+    const C s = detail::logistic(v.hi, exp_minus_abs(v, r), r).s;
+    return v.hi > C(threshold) ? C(1) : s;
+  }
+};
+
+/// Mish (Misra, 2019), PyTorch `F.mish`: x * tanh(softplus(x)); NaN propagates; mish(-inf) = NaN
+/// (-inf * 0, as PyTorch); mish(inf) = inf; mish(-0) = -0. tanh(log1p(u)) with u = exp(x) is the
+/// rational (u^2 + 2u) / (u^2 + 2u + 2): from e = exp(-|x|), a / (a + b) with a = e (e + 2),
+/// b = 2 for x <= 0 and a = 1 + 2e, b = 2e^2 above, a sum of positive terms that neither
+/// overflows nor cancels (one exp and one division instead of exp, log1p and tanh). Backward as
+/// `mish_backward`: t + x sigmoid(x) (1 - t^2), with 1 - t^2 = b (2a + b) / (a + b)^2;
+/// mish'(+-inf) = NaN (inf * 0, as PyTorch).
+struct mish {
+  static constexpr bool is_heavy = true;
+  template <class C>
+  struct parts {
+    C a, b, q;  // q = 1 / (a + b)
+  };
+  template <class C, class R>
+  CUACT_HOST_DEVICE static parts<C> tanh_softplus(C x, C e, R r) {
+    const bool positive = x > C(0);
+    const C a = positive ? detail::fused(C(2), e, C(1)) : e * (e + C(2));
+    const C b = positive ? C(2) * e * e : C(2);
+    return {a, b, detail::reciprocal(a + b, r)};
+  }
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
+    const C e = detail::exp_nonpositive(x < C(0) ? x : -x, r);
+    const parts<C> p = tanh_softplus(x, e, r);
+    return x * (p.a * p.q);
+  }
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
+    const C e = detail::exp_nonpositive(x < C(0) ? x : -x, r);
+    const parts<C> p = tanh_softplus(x, e, r);
+    const C t = p.a * p.q;
+    const C one_minus_t2 = p.b * detail::fused(C(2), p.a, p.b) * (p.q * p.q);
+    const C s = detail::logistic(x, e, r).s;
+    return detail::fused(x * s, one_minus_t2, t);
+  }
+};
+
+/// Tanh, PyTorch `torch.tanh`: NaN propagates; tanh(-0) = -0. tanhf / tanh for float and double;
+/// `tanh.approx` for bf16 results, -m / (m + 2), m = expm1(-2|x|) for fp16 (detail::tanh_).
+/// Backward: 1 - tanh(x)^2 as 4e / (1 + e)^2, e = exp(-2|x|) (no cancellation near +-1); from the
+/// output as PyTorch's `tanh_backward`: 1 - y^2, with one rounding (fma).
+struct tanh {
+  static constexpr bool is_heavy = true;
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
+    return detail::tanh_(x, r);
+  }
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
+    const C e = detail::exp_nonpositive(C(-2) * (x < C(0) ? -x : x), r);
+    const C q = detail::reciprocal(C(1) + e, r);
+    return C(4) * e * (q * q);
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C derivative_from_output(C y) const {
+    return detail::fused(-y, y, C(1));
+  }
+};
+
+/// Tanhshrink, PyTorch `F.tanhshrink`: x - tanh(x); NaN propagates; tanhshrink(+-inf) = +-inf.
+/// Float and double: PyTorch's formula, which cancels near 0: absolute error within 3 ulp of x
+/// (tanh's error plus the subtraction's), not 4 ulp of the result. 16-bit results: below
+/// |x| = 1/2 the odd Taylor series x^3/3 - 2x^5/15 + ... to x^11 (relative error below 2^-16),
+/// above it x - (1 - e) / (1 + e), e = exp(-2|x|) <= 1/e, so the result is within 1 ulp there too.
+/// Backward: tanh(x)^2 (PyTorch's autograd computes 1 - (1 - tanh^2), which cancels near 0).
+struct tanhshrink {
+  static constexpr bool is_heavy = true;
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
+    if constexpr (detail::rounds_to_16_bits_v<R> && sizeof(C) == 4) {
+      const float a = fabsf(x);
+      const float x2 = x * x;
+      float p = fmaf(x2, 1382.0f / 155925, -62.0f / 2835);
+      p = fmaf(p, x2, 17.0f / 315);
+      p = fmaf(p, x2, -2.0f / 15);
+      p = fmaf(p, x2, 1.0f / 3);
+      const float series = p * x2 * x;
+      const float e = detail::exp_nonpositive(-2.0f * a, r);
+      const float t = (1.0f - e) * detail::rcp_approx(1.0f + e);
+      return a < 0.5f ? series : x - copysignf(t, x);
+    } else {
+      return x - detail::tanh_(x, r);
+    }
+  }
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
+    const C t = detail::tanh_(x, r);
+    return t * t;
+  }
+};
+
+// ---- Gaussian family -----------------------------------------------------------------------------
+
+/// GELU (Hendrycks and Gimpel, 2016), PyTorch `F.gelu(x, approximate='none')`: x Phi(x) =
+/// x erfc(-x / sqrt 2) / 2. erfc, not PyTorch's 1 + erf(x / sqrt 2), which cancels to 0 below
+/// x = -5.5 in float; gelu(-inf) = NaN (-inf * 0, as PyTorch), gelu(inf) = inf, gelu(-0) = -0.
+/// Float: in double (erfc amplifies the rounding of its argument by 2t^2, 180 ulp at x = -13).
+/// Double: erfc with x / sqrt 2 in two parts, corrected to first order. 16-bit: erfcf.
+/// Backward as `GeluBackward`: Phi(x) + x phi(x), with x^2 in two parts in exp(-x^2 / 2) for
+/// double; gelu'(+-inf) = NaN (inf * 0, as PyTorch).
+struct gelu {
+  static constexpr bool is_heavy = true;  // erfc
+  static constexpr double sqrt1_2_hi = 0x1.6a09e667f3bcdp-1;
+  static constexpr double sqrt1_2_lo = -0x1.bdd3413b26456p-55;
+  static constexpr double inv_sqrt_2pi = 0.398942280401432677939946059934;
+
+  /// Phi(x) for double x: erfc(t) / 2, t = -x / sqrt 2 = hi + lo, erfc(hi + lo) ~ erfc(hi) (1 - 2 hi
+  /// lo) for hi > 0 (erfc'/erfc -> -2t there; where t <= 0 the correction is below an ulp).
+  CUACT_HOST_DEVICE static double cdf(double x) {
+    const double xc = x < -64 ? -64 : x > 64 ? 64 : x;  // erfc is 0 or 2 beyond; keeps lo finite
+    const double hi = -xc * sqrt1_2_hi;
+    const double lo = ::fma(-xc, sqrt1_2_hi, -hi) - xc * sqrt1_2_lo;
+    const double correction = hi > 0 ? ::fma(-2 * hi, lo, 1.0) : 1.0;
+    return 0.5 * ::erfc(hi) * correction;
+  }
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
+    if constexpr (detail::rounds_to_16_bits_v<R> && sizeof(C) == 4) {
+      return x * (0.5f * erfcf(x * -0.707106781186547524f));
+    } else if constexpr (sizeof(C) == 4) {
+      const double xd = x;
+      return static_cast<float>(xd * (0.5 * ::erfc(xd * -0.70710678118654752440)));
+    } else {
+      return x * cdf(x);
+    }
+  }
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
+    if constexpr (detail::rounds_to_16_bits_v<R> && sizeof(C) == 4) {
+      const float phi = detail::exp2_approx(x * x * -0.721347520444481703f) * float(inv_sqrt_2pi);
+      return fmaf(x, phi, 0.5f * erfcf(x * -0.707106781186547524f));
+    } else if constexpr (sizeof(C) == 4) {
+      const double xd = x;  // xd * xd is exact
+      const double phi = ::exp(-0.5 * (xd * xd)) * inv_sqrt_2pi;
+      return static_cast<float>(::fma(xd, phi, 0.5 * ::erfc(xd * -0.70710678118654752440)));
+    } else {
+      const double xc = x < -64 ? -64 : x > 64 ? 64 : x;
+      const double x2 = xc * xc;
+      const double x2_lo = ::fma(xc, xc, -x2);
+      const double e = detail::exp_nonpositive_sum(detail::split<double>{-0.5 * x2, -0.5 * x2_lo}, r);
+      return ::fma(x, e * inv_sqrt_2pi, cdf(x));
+    }
+  }
+};
+
+/// GELU, tanh approximation, PyTorch `F.gelu(x, approximate='tanh')`: x (1 + tanh(u)) / 2 with
+/// u = sqrt(2/pi) (x + 0.044715 x^3), computed as x sigmoid(2u) (the same function; no 1 + tanh
+/// that cancels for x << 0): from e = exp(-2|u|), overflow-safe as sigmoid. gelu_tanh(-inf) =
+/// NaN (-inf * 0, as PyTorch), gelu_tanh(inf) = inf, gelu_tanh(-0) = -0. The exp amplifies the
+/// rounding of u by 2|u| (up to 700 in double): float computes u in double, double in
+/// double-double arithmetic; 16-bit results use float, `ex2.approx` and `rcp.approx`.
+/// Backward as PyTorch's: s + 2 x s (1 - s) u', u' = sqrt(2/pi) (1 + 3 * 0.044715 x^2);
+/// gelu_tanh'(+-inf) = NaN (inf * 0, as PyTorch).
+struct gelu_tanh {
+  static constexpr bool is_heavy = true;
+  static constexpr double beta_hi = 0x1.9884533d43651p-1;  // sqrt(2/pi)
+  static constexpr double beta_lo = -0x1.cbc0d30ebfd15p-55;
+  static constexpr double kappa_hi = 0x1.6e4e26d4801f7p-5;  // 0.044715
+  static constexpr double kappa_lo = 0x1.441355475a31ap-59;
+
+  /// -2|u| as hi + lo, u at x clamped to [-30, 30] (e = exp(-2|u|) is 0 beyond, in double too).
+  template <class C, class R>
+  CUACT_HOST_DEVICE static detail::split<C> minus_two_abs_u(C x, R) {
+    const C xc = x < C(-30) ? C(-30) : x > C(30) ? C(30) : x;
+    if constexpr (detail::rounds_to_16_bits_v<R> && sizeof(C) == 4) {
+      const float u = float(beta_hi) * xc * fmaf(float(kappa_hi) * xc, xc, 1.0f);
+      return {-2.0f * fabsf(u), 0.0f};
+    } else if constexpr (sizeof(C) == 4) {
+      const double xd = xc;
+      const double u = beta_hi * xd * ::fma(kappa_hi * xd, xd, 1.0);  // relative error ~2^-51
+      const double v = -2.0 * ::fabs(u);
+      const float hi = static_cast<float>(v);
+      return {hi, static_cast<float>(v - static_cast<double>(hi))};
+    } else {
+      // double-double: w = 1 + kappa x^2, u = beta x w, each product with its fma residual
+      const double x2 = xc * xc, x2_lo = ::fma(xc, xc, -x2);
+      const double k = kappa_hi * x2;
+      const double k_lo = ::fma(kappa_hi, x2, -k) + (kappa_hi * x2_lo + kappa_lo * x2);
+      const double w = 1.0 + k;  // two-sum
+      const double wb = w - k;
+      const double w_lo = ((1.0 - wb) + (k - (w - wb))) + k_lo;
+      const double xw = xc * w, xw_lo = ::fma(xc, w, -xw) + xc * w_lo;
+      const double u = beta_hi * xw;
+      const double u_lo = ::fma(beta_hi, xw, -u) + (beta_hi * xw_lo + beta_lo * xw);
+      return u < 0 ? detail::split<double>{2 * u, 2 * u_lo} : detail::split<double>{-2 * u, -2 * u_lo};
+    }
+  }
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
+    const C e = detail::exp_nonpositive_sum(minus_two_abs_u(x, r), r);
+    return x * detail::logistic(x, e, r).s;
+  }
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
+    const C e = detail::exp_nonpositive_sum(minus_two_abs_u(x, r), r);
+    const auto l = detail::logistic(x, e, r);
+    const C xc = x < C(-30) ? C(-30) : x > C(30) ? C(30) : x;
+    const C du = C(beta_hi) * detail::fused(C(3 * kappa_hi) * xc, xc, C(1));
+    return detail::fused(C(2) * (x * (l.s * l.c)), du, l.s);
   }
 };
 

@@ -8,9 +8,12 @@
 /// 1 ulp of the correctly rounded 16-bit value; float and double results take the accurate ones.
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda/std/bit>
 
 #include <cmath>
+#include <type_traits>
 
 #include "config.cuh"
 
@@ -84,6 +87,18 @@ CUACT_HOST_DEVICE float exp2_approx(float x) {
 #endif
 }
 
+/// 2^x by `ex2.approx.ftz.f32`: as exp2_approx, but subnormal results flush to zero (one
+/// instruction fewer), for uses where a result below 2^-126 cannot matter (exp(x) - 1).
+CUACT_HOST_DEVICE float exp2_approx_ftz(float x) {
+#if defined(__CUDA_ARCH__)
+  float result;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(result) : "f"(x));
+  return result;
+#else
+  return exp2f(x);
+#endif
+}
+
 /// True when results of this accuracy tag are rounded to 16 bits or fewer.
 template <class R>
 inline constexpr bool rounds_to_16_bits_v = R::storage_bits <= 16;
@@ -104,13 +119,176 @@ CUACT_HOST_DEVICE C exp_nonpositive(C x, R) {
 /// (relative error below 2^-14 for |x| < 1/4), where exp(x) - 1 would cancel, and exp(x) - 1
 /// elsewhere (|expm1| > 0.22 there, so exp's error stays below 2^-14 relative).
 template <class R, class C>
-CUACT_HOST_DEVICE C expm1_nonpositive(C x, R r) {
+CUACT_HOST_DEVICE C expm1_nonpositive(C x, R) {
   if constexpr (rounds_to_16_bits_v<R> && sizeof(C) == 4) {
     const float near_zero =
         x * fmaf(x, fmaf(x, fmaf(x, 1.0f / 24, 1.0f / 6), 0.5f), 1.0f);
-    return x > -0.25f ? near_zero : exp_nonpositive(x, r) - 1.0f;
+    return x > -0.25f ? near_zero : exp2_approx_ftz(x * 1.44269504088896341f) - 1.0f;
   } else {
     return expm1_nonpositive(x);
+  }
+}
+
+// ---- more hardware approximations (device; the host, which only runs the CPU tests, uses libm) --
+
+/// 1/x by `rcp.approx.f32` (relative error below 2^-23; not .ftz, so subnormal results are kept,
+/// which 1 / (1 + |x|) needs for bf16's largest values).
+CUACT_HOST_DEVICE float rcp_approx(float x) {
+#if defined(__CUDA_ARCH__)
+  float result;
+  asm("rcp.approx.f32 %0, %1;" : "=f"(result) : "f"(x));
+  return result;
+#else
+  return 1.0f / x;
+#endif
+}
+
+/// log2(x) by `lg2.approx.f32` (absolute error below 2^-22.6); x is in [1, 2] where cuact uses it.
+CUACT_HOST_DEVICE float log2_approx(float x) {
+#if defined(__CUDA_ARCH__)
+  float result;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(result) : "f"(x));
+  return result;
+#else
+  return log2f(x);
+#endif
+}
+
+/// tanh(x) by `tanh.approx.f32` (sm_75+; relative error about 2^-11: enough for bf16, not for
+/// fp16, see tanh_ below).
+CUACT_HOST_DEVICE float tanh_approx(float x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
+  float result;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(result) : "f"(x));
+  return result;
+#else
+  return tanhf(x);
+#endif
+}
+
+// ---- accuracy tags beyond the width ---------------------------------------------------------
+
+/// The storage type of an accuracy tag (cuact::rounded_to<Storage>).
+template <class R>
+struct tag_storage;
+template <template <class> class Tag, class Storage>
+struct tag_storage<Tag<Storage>> {
+  using type = Storage;
+};
+
+/// True when results of this tag keep 8 significant bits or fewer (bf16, fp8): coarse enough for
+/// `tanh.approx`.
+template <class R>
+inline constexpr bool rounds_to_8_significant_bits_v =
+    R::storage_bits <= 8 || std::is_same_v<typename tag_storage<R>::type, __nv_bfloat16>;
+
+// ---- small pieces shared by the accurate paths ------------------------------------------------
+
+CUACT_HOST_DEVICE float fused(float a, float b, float c) { return fmaf(a, b, c); }
+CUACT_HOST_DEVICE double fused(double a, double b, double c) { return ::fma(a, b, c); }
+
+/// A value as an unevaluated sum hi + lo, |lo| <= ulp(hi) / 2.
+template <class C>
+struct split {
+  C hi;
+  C lo;
+};
+
+/// x * a as hi + lo, for exp(x * a) where a is a parameter that C cannot hold exactly: exp
+/// amplifies the product's rounding error by |x * a| (100 ulp at x * a = -100), lo takes it back.
+/// float: the product in double (exact to 2^-53); double: the fma residual (exact). lo is 0 where
+/// hi is not finite.
+CUACT_HOST_DEVICE split<float> times(float x, double a) {
+  const double p = static_cast<double>(x) * a;
+  const float hi = static_cast<float>(p);
+  const float lo = static_cast<float>(p - static_cast<double>(hi));
+  return {hi, fabsf(hi) <= 3.40282347e38f ? lo : 0.0f};
+}
+CUACT_HOST_DEVICE split<double> times(double x, double a) {
+  const double hi = x * a;
+  const double lo = ::fma(x, a, -hi);
+  return {hi, ::fabs(hi) <= 1.7976931348623157e308 ? lo : 0.0};
+}
+
+/// x / a as hi + lo (see times): float through double, double by the fma residual.
+CUACT_HOST_DEVICE split<float> over(float x, double a) {
+  const double q = static_cast<double>(x) / a;
+  const float hi = static_cast<float>(q);
+  const float lo = static_cast<float>(q - static_cast<double>(hi));
+  return {hi, fabsf(hi) <= 3.40282347e38f ? lo : 0.0f};
+}
+CUACT_HOST_DEVICE split<double> over(double x, double a) {
+  const double hi = x / a;
+  const double lo = ::fma(-hi, a, x) / a;
+  return {hi, ::fabs(hi) <= 1.7976931348623157e308 ? lo : 0.0};
+}
+
+/// exp(hi + lo) for hi <= 0 at accuracy R, lo a correction far below 1: exp(hi) (1 + lo).
+template <class R, class C>
+CUACT_HOST_DEVICE C exp_nonpositive_sum(split<C> v, R r) {
+  const C e = exp_nonpositive(v.hi, r);
+  if constexpr (rounds_to_16_bits_v<R> && sizeof(C) == 4) {
+    return e;  // lo is 0 on the 16-bit paths
+  } else {
+    return fused(e, v.lo, e);
+  }
+}
+
+/// 1 / x at accuracy R: `rcp.approx` for 16-bit results, a correctly rounded division otherwise.
+template <class R, class C>
+CUACT_HOST_DEVICE C reciprocal(C x, R) {
+  if constexpr (rounds_to_16_bits_v<R> && sizeof(C) == 4) {
+    return rcp_approx(x);
+  } else {
+    return C(1) / x;
+  }
+}
+
+/// log1p(z) for z in [0, 1] (NaN in, NaN out) at accuracy R. For 16-bit results: a degree-4
+/// Taylor polynomial below 1/16 (relative error below 2^-18), where log2(1 + z) would lose z's low
+/// bits to the rounding of 1 + z, and `lg2.approx` of 1 + z above (log1p(z) >= 0.06 there, so
+/// its 2^-22.6 absolute error is below 2^-18 relative). Float: log1pf (1 ulp); double: log1p.
+template <class R, class C>
+CUACT_HOST_DEVICE C log1p_unit(C z, R) {
+  if constexpr (rounds_to_16_bits_v<R> && sizeof(C) == 4) {
+    const float near_zero = z * fmaf(z, fmaf(z, fmaf(z, -0.25f, 1.0f / 3), -0.5f), 1.0f);
+    return z < 0.0625f ? near_zero : log2_approx(1.0f + z) * 0.693147180559945309f;
+  } else if constexpr (sizeof(C) == 4) {
+    return log1pf(z);
+  } else {
+    return ::log1p(z);
+  }
+}
+
+/// The logistic function from e = exp(-|x|) <= 1, overflow-safe: sigma(x) = 1 / (1 + e) for
+/// x >= 0 and e / (1 + e) below, and its complement 1 - sigma(x) = sigma(-x) the other way
+/// round, so neither is computed by a subtraction that cancels. NaN gives NaN in both.
+template <class C>
+struct logistic_pair {
+  C s;  ///< sigma(x)
+  C c;  ///< 1 - sigma(x)
+};
+template <class R, class C>
+CUACT_HOST_DEVICE logistic_pair<C> logistic(C x, C e, R r) {
+  const C q = reciprocal(C(1) + e, r);
+  const C p = e * q;
+  return x >= C(0) ? logistic_pair<C>{q, p} : logistic_pair<C>{p, q};
+}
+
+/// tanh(x) at accuracy R. bf16/fp8 results: `tanh.approx` (one MUFU op; 2^-11 relative is an
+/// eighth of a bf16 ulp). fp16 results: 2^-11 would be a whole fp16 ulp, so -m / (m + 2) with
+/// m = expm1(-2|x|), which cancels nowhere. Float: tanhf (2 ulp); double: tanh.
+template <class R, class C>
+CUACT_HOST_DEVICE C tanh_(C x, R r) {
+  if constexpr (rounds_to_8_significant_bits_v<R> && sizeof(C) == 4) {
+    return tanh_approx(x);
+  } else if constexpr (rounds_to_16_bits_v<R> && sizeof(C) == 4) {
+    const float m = expm1_nonpositive(-2.0f * fabsf(x), r);
+    return copysignf(-m * rcp_approx(m + 2.0f), x);
+  } else if constexpr (sizeof(C) == 4) {
+    return tanhf(x);
+  } else {
+    return ::tanh(x);
   }
 }
 
