@@ -86,6 +86,15 @@ CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_gradient, gradient)
 CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_gradient_from_output, gradient_from_output)
 #undef CUACT_DETAIL_INVOKE_WITH_ACCURACY
 
+/// Base of the adaptors: declares Activation's `is_heavy` when it has one, so an adaptor passed
+/// to cuact::transform carries the hint.
+template <class Activation, class = void>
+struct cost_hint_of {};
+template <class Activation>
+struct cost_hint_of<Activation, std::void_t<decltype(Activation::is_heavy)>> {
+  static constexpr bool is_heavy = Activation::is_heavy;
+};
+
 }  // namespace detail
 
 /// True when Activation has `derivative(x)` or `gradient(dy, x)`: cuact::backward works.
@@ -116,8 +125,9 @@ constexpr void check_activation() {
 }
 
 /// The forward as an elementwise operation: y = act(x), at the accuracy of output type Out.
+/// Aggregates with a base: build as `forward_op<A, Out>{{}, act}` (or `{}` for a default act).
 template <class Activation, class Out>
-struct forward_op {
+struct forward_op : detail::cost_hint_of<Activation> {
   Activation act;
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
@@ -128,7 +138,7 @@ struct forward_op {
 /// The backward from the input as an elementwise operation on (x, dy): dx = gradient(dy, x)
 /// where the activation defines it, else dy * derivative(x).
 template <class Activation, class Out>
-struct gradient_op {
+struct gradient_op : detail::cost_hint_of<Activation> {
   Activation act;
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x, C dy) const {
@@ -144,7 +154,7 @@ struct gradient_op {
 /// The backward from the output as an elementwise operation on (y, dy): dx =
 /// gradient_from_output(dy, y) where defined, else dy * derivative_from_output(y).
 template <class Activation, class Out>
-struct gradient_from_output_op {
+struct gradient_from_output_op : detail::cost_hint_of<Activation> {
   Activation act;
   template <class C>
   CUACT_HOST_DEVICE C operator()(C y, C dy) const {

@@ -83,7 +83,8 @@ cudaError_t run_elementwise(Op op, const output_arrays<Out...>& outputs, std::si
   launch_shape shape{};
   if (const cudaError_t status = choose_launch_shape(
           elementwise_kernel<params_t>, device, hint, params.vectors, params.head + params.tail,
-          params_t::vector_load_bytes, params_t::max_vectors_per_thread, shape);
+          params_t::vector_load_bytes, params_t::bytes_per_element,
+          params_t::max_vectors_per_thread, shape);
       status != cudaSuccess) {
     return status;
   }
@@ -110,7 +111,8 @@ cudaError_t run_sign_mask_forward(Activation act, const T* in, T* out, std::uint
   launch_shape shape{};
   if (const cudaError_t status =
           choose_launch_shape(sign_mask_forward_kernel<T, Activation>, device, cost_hint::light,
-                              mask_bytes(n), 0, params_t::vector_load_bytes, 1, shape);
+                              mask_bytes(n), 0, params_t::vector_load_bytes, 2 * sizeof(T), 1,
+                              shape);
       status != cudaSuccess) {
     return status;
   }

@@ -16,7 +16,9 @@
 ///   vectors_per_thread = ceil(target bytes / (resident threads x bytes one vector set loads)).
 /// - **Compute cost.** An operation that spends tens of instructions per element hides its
 ///   arithmetic behind the loads of its other vectors, so it gets at least two vectors per
-///   thread. The cost is the activation's `is_heavy` hint when it declares one; otherwise it is
+///   thread; where the device's instruction budget per element (SMs x clock x 128 lanes over
+///   elements per second at full bandwidth) is under instruction_bound_budget, it is
+///   instruction-bound, and each thread makes two passes. The cost is the activation's `is_heavy` hint when it declares one; otherwise it is
 ///   estimated from the kernel's register count, which the compiler sizes to the functor's math
 ///   (a copy-like kernel needs few registers per loaded vector; exp, erf or log need many).
 /// - **Small work.** Below one full wave of resident threads, one vector per thread, so every SM
@@ -39,15 +41,25 @@ struct device_facts {
   int sm_count;
   int max_threads_per_sm;
   double bytes_per_second;  ///< theoretical DRAM bandwidth: 2 x memory clock x bus width
+  double sm_clock_hz;       ///< peak SM clock
 };
 
 /// Devices with cached facts; calls on devices beyond this query the runtime every time.
 inline constexpr int max_cached_devices = 64;
 
 /// Time a load is in flight, memory latency plus queueing at full bandwidth: the factor between
-/// bandwidth per SM and the bytes in flight per SM that reach it (1.5 us gives CUB's 32 KiB on
-/// H100 and 48 KiB on H200 from their copy ceilings).
-inline constexpr double load_latency_seconds = 1.5e-6;
+/// bandwidth per SM and the bytes in flight per SM that reach it. Fitted to bench --shapes on H100
+/// and H200 (bench/results/<gpu>/shapes.txt): 0.8 us asks 29 KiB per SM of the H200 (4.8 TB/s
+/// modelled), which 2048 threads x one 16-byte vector cover (relu fp32: 1.005 x memcpy at one
+/// vector per thread, 0.992 at two) and 1536 threads x one vector do not (relu bf16 at 35
+/// registers: 0.940 at one, 1.003 at two).
+inline constexpr double load_latency_seconds = 0.8e-6;
+
+/// Issued instructions per element below which a compute-heavy operation is instruction-bound:
+/// then each thread makes two grid-stride passes, which halves the per-thread fixed cost (index
+/// and parameter setup) per element. bf16 selu on H200 (budget about 28): 0.916 x memcpy in one
+/// pass, 0.975 in two; fp32 selu (budget 56) lost 1.4% with two passes.
+inline constexpr double instruction_bound_budget = 48;
 
 /// Threads per block: PyTorch's choice for elementwise kernels. On H200 128-thread blocks reached
 /// the copy ceiling where 1024-thread blocks lost 4-5% (block turnover at the end of the grid).
@@ -67,6 +79,7 @@ inline cudaError_t returned(cudaError_t status) {
 inline cudaError_t query_device_facts(int device, device_facts& facts) {
   int memory_clock_khz = 0;
   int bus_width_bits = 0;
+  int sm_clock_khz = 0;
   cudaError_t status =
       cudaDeviceGetAttribute(&facts.sm_count, cudaDevAttrMultiProcessorCount, device);
   if (status == cudaSuccess) {
@@ -79,6 +92,10 @@ inline cudaError_t query_device_facts(int device, device_facts& facts) {
   if (status == cudaSuccess) {
     status = cudaDeviceGetAttribute(&bus_width_bits, cudaDevAttrGlobalMemoryBusWidth, device);
   }
+  if (status == cudaSuccess) {
+    status = cudaDeviceGetAttribute(&sm_clock_khz, cudaDevAttrClockRate, device);
+  }
+  facts.sm_clock_hz = sm_clock_khz > 0 ? sm_clock_khz * 1e3 : 1.5e9;
   // Double data rate: two transfers per clock. A device that reports no memory clock (some
   // virtualized or integrated ones) is modelled at 2 TB/s, a mid-range datacenter figure.
   facts.bytes_per_second = memory_clock_khz > 0 && bus_width_bits > 0
@@ -93,13 +110,15 @@ inline cudaError_t get_device_facts(int device, device_facts& facts) {
     std::atomic<int> sm_count{0};  // 0: not queried yet
     std::atomic<int> max_threads_per_sm{0};
     std::atomic<double> bytes_per_second{0};
+    std::atomic<double> sm_clock_hz{0};
   };
   static cached cache[max_cached_devices];
   if (device < 0 || device >= max_cached_devices) return query_device_facts(device, facts);
   cached& slot = cache[device];
   if (const int sm_count = slot.sm_count.load(std::memory_order_acquire); sm_count != 0) {
     facts = {sm_count, slot.max_threads_per_sm.load(std::memory_order_relaxed),
-             slot.bytes_per_second.load(std::memory_order_relaxed)};
+             slot.bytes_per_second.load(std::memory_order_relaxed),
+             slot.sm_clock_hz.load(std::memory_order_relaxed)};
     return cudaSuccess;
   }
   // Racing first calls each query and store the same values.
@@ -108,6 +127,7 @@ inline cudaError_t get_device_facts(int device, device_facts& facts) {
   }
   slot.max_threads_per_sm.store(facts.max_threads_per_sm, std::memory_order_relaxed);
   slot.bytes_per_second.store(facts.bytes_per_second, std::memory_order_relaxed);
+  slot.sm_clock_hz.store(facts.sm_clock_hz, std::memory_order_relaxed);
   slot.sm_count.store(facts.sm_count, std::memory_order_release);
   return cudaSuccess;
 }
@@ -158,7 +178,8 @@ struct launch_shape {
   unsigned blocks;
   unsigned threads_per_block;
   unsigned vectors_per_thread;
-  bool heavy;  ///< what the model took the operation to be (for benchmarks' reports)
+  unsigned passes;  ///< grid-stride steps per thread (the grid covers the work in this many)
+  bool heavy;       ///< what the model took the operation to be (for benchmarks' reports)
 };
 
 /// Blocks for `threads` threads, capped at gridDim.x's limit (the loop is grid-stride, so a capped
@@ -168,13 +189,21 @@ inline unsigned grid_blocks(std::size_t threads, unsigned block) {
   return blocks < static_cast<std::size_t>(INT_MAX) ? static_cast<unsigned>(blocks) : INT_MAX;
 }
 
+/// Issued instructions per element the device can afford at full memory bandwidth:
+/// 128 thread-instructions per clock per SM (4 schedulers x 32 lanes) over elements per second.
+inline double instruction_budget(const device_facts& device, std::size_t bytes_per_element) {
+  const double elements_per_second = device.bytes_per_second / bytes_per_element;
+  return device.sm_count * device.sm_clock_hz * 128 / elements_per_second;
+}
+
 /// The model itself, a pure function of what was observed (so the CPU tests can run every shape
 /// it can produce). `vectors` is the number of full vectors, `scalars` head + tail,
-/// `vector_load_bytes` what one thread loads per vector of all inputs, `max_vectors_per_thread`
-/// the kernel's cap.
+/// `vector_load_bytes` what one thread loads per vector of all inputs, `bytes_per_element` what
+/// an element moves (inputs read plus outputs written), `max_vectors_per_thread` the kernel's cap.
 inline launch_shape model_launch_shape(const device_facts& device, const kernel_facts& kernel,
                                        cost_hint hint, std::size_t vectors, std::size_t scalars,
                                        std::size_t vector_load_bytes,
+                                       std::size_t bytes_per_element,
                                        unsigned max_vectors_per_thread) {
   const bool heavy = hint == cost_hint::heavy ||
                      (hint == cost_hint::estimate &&
@@ -184,20 +213,25 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
   const double target_bytes = device.bytes_per_second / device.sm_count * load_latency_seconds;
   unsigned k = static_cast<unsigned>(target_bytes / (resident_threads * vector_load_bytes) + 0.999);
   if (heavy && k < 2) k = 2;
+  unsigned passes =
+      heavy && instruction_budget(device, bytes_per_element) < instruction_bound_budget ? 2 : 1;
   const double wave = resident_threads * device.sm_count;
-  if (static_cast<double>(vectors) < wave * 2) k = 1;  // little work: spread it over every SM
+  if (static_cast<double>(vectors) < wave * 4) {  // little work: spread it over every SM
+    k = 1;
+    passes = 1;
+  }
   k = k < 1 ? 1 : (k > max_vectors_per_thread ? max_vectors_per_thread : k);
-  const std::size_t vector_threads = (vectors + k - 1) / k;
+  const std::size_t vector_threads = (vectors + std::size_t(k) * passes - 1) / (std::size_t(k) * passes);
   const std::size_t threads = vector_threads > scalars ? vector_threads : scalars;
-  return {grid_blocks(threads, threads_per_block), threads_per_block, k, heavy};
+  return {grid_blocks(threads, threads_per_block), threads_per_block, k, passes, heavy};
 }
 
 /// Reads the device's and the kernel's facts (cached) and returns the modelled shape.
 template <class Params>
 cudaError_t choose_launch_shape(void (*kernel)(Params), int device, cost_hint hint,
                                 std::size_t vectors, std::size_t scalars,
-                                std::size_t vector_load_bytes, unsigned max_vectors_per_thread,
-                                launch_shape& shape) {
+                                std::size_t vector_load_bytes, std::size_t bytes_per_element,
+                                unsigned max_vectors_per_thread, launch_shape& shape) {
   device_facts device_info{};
   if (const cudaError_t status = get_device_facts(device, device_info); status != cudaSuccess) {
     return status;
@@ -208,7 +242,7 @@ cudaError_t choose_launch_shape(void (*kernel)(Params), int device, cost_hint hi
     return status;
   }
   shape = model_launch_shape(device_info, kernel_info, hint, vectors, scalars, vector_load_bytes,
-                             max_vectors_per_thread);
+                             bytes_per_element, max_vectors_per_thread);
   return cudaSuccess;
 }
 

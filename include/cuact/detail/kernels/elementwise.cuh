@@ -14,6 +14,14 @@
 #include "../config.cuh"
 #include "../numeric.cuh"
 
+/// Bytes one thread may load before it computes: the cap on vectors_per_thread. Each unrolled
+/// vector costs registers even when the launch model asks for fewer, and registers limit the
+/// resident threads: at 64 bytes (4 x 16) relu fp32 compiled to 46 registers on sm_90 (1280
+/// resident threads per SM), so the default is 32 (bench --shapes, bench/results/).
+#ifndef CUACT_MAX_LOAD_BYTES_PER_THREAD
+#define CUACT_MAX_LOAD_BYTES_PER_THREAD 32
+#endif
+
 namespace cuact {
 namespace detail {
 
@@ -74,10 +82,13 @@ struct elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>> {
   static constexpr int num_outputs = static_cast<int>(sizeof...(Out));
   /// Bytes one thread loads for one vector of every input.
   static constexpr std::size_t vector_load_bytes = ((sizeof(In) * VecWidth) + ...);
-  /// The most vectors a thread loads before it computes: 64 bytes in flight per thread at most
-  /// (4 16-byte loads), which keeps the loaded values in registers.
+  /// Bytes one element moves: inputs read plus outputs written.
+  static constexpr std::size_t bytes_per_element = (sizeof(In) + ...) + (sizeof(Out) + ...);
+  /// The most vectors a thread loads before it computes (CUACT_MAX_LOAD_BYTES_PER_THREAD).
   static constexpr int max_vectors_per_thread =
-      vector_load_bytes >= 64 ? 1 : static_cast<int>(64 / vector_load_bytes);
+      vector_load_bytes >= CUACT_MAX_LOAD_BYTES_PER_THREAD
+          ? 1
+          : static_cast<int>(CUACT_MAX_LOAD_BYTES_PER_THREAD / vector_load_bytes);
 
   cuda::std::tuple<Out*...> outputs;
   cuda::std::tuple<const In*...> inputs;
@@ -102,6 +113,60 @@ struct elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>> {
   }
 };
 
+/// op applied to element j of the loaded vectors (first + j is its index).
+#pragma nv_exec_check_disable
+template <class Op, class Loaded, std::size_t... I>
+CUACT_HOST_DEVICE auto compute_value(const Op& op, std::size_t first, const Loaded& loaded,
+                                     std::index_sequence<I...>, int j) {
+  if constexpr (takes_element_index_v<Op>) {
+    return op(first + j, to_compute(cuda::std::get<I>(loaded).elements[j])...);
+  } else {
+    return op(to_compute(cuda::std::get<I>(loaded).elements[j])...);
+  }
+}
+
+/// Output `O` of each element (the value itself for a single-output op).
+template <class V, std::size_t O>
+CUACT_HOST_DEVICE auto output_value(const V& value, std::integral_constant<std::size_t, O>) {
+  return cuda::std::get<O>(value);
+}
+template <class V>
+CUACT_HOST_DEVICE const V& output_value(const V& value) {
+  return value;
+}
+
+/// Converts Width compute-type values to a vector of Out. 16-bit outputs convert in pairs
+/// (`__floats2bfloat162_rn`: one F2FP instruction for two elements instead of one each plus a
+/// pack; it matters where 16-bit math is instruction-bound).
+template <class Out, class V, int Width, class... Which>
+CUACT_HOST_DEVICE vector_of<Out, Width> convert_vector(const V (&values)[Width], Which... which) {
+  vector_of<Out, Width> result;
+  constexpr bool paired = Width % 2 == 0 && std::is_same_v<compute_t<Out>, float> &&
+                          (std::is_same_v<Out, __nv_bfloat16> || std::is_same_v<Out, __half>);
+  if constexpr (paired) {
+    CUACT_UNROLL
+    for (int j = 0; j < Width; j += 2) {
+      const float a = static_cast<float>(output_value(values[j], which...));
+      const float b = static_cast<float>(output_value(values[j + 1], which...));
+      if constexpr (std::is_same_v<Out, __nv_bfloat16>) {
+        const __nv_bfloat162 pair = __floats2bfloat162_rn(a, b);
+        result.elements[j] = pair.x;
+        result.elements[j + 1] = pair.y;
+      } else {
+        const __half2 pair = __floats2half2_rn(a, b);
+        result.elements[j] = pair.x;
+        result.elements[j + 1] = pair.y;
+      }
+    }
+  } else {
+    CUACT_UNROLL
+    for (int j = 0; j < Width; ++j) {
+      result.elements[j] = from_compute<Out>(output_value(values[j], which...));
+    }
+  }
+  return result;
+}
+
 /// Applies op to `Width` consecutive elements starting at `first`: loads (already issued by the
 /// caller), converts, computes, converts, stores.
 #pragma nv_exec_check_disable
@@ -111,21 +176,17 @@ CUACT_HOST_DEVICE void compute_and_store(
     const elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>& params,
     std::size_t first, const Loaded& loaded, const Access& access, std::index_sequence<I...>,
     std::index_sequence<O...>) {
-  cuda::std::tuple<vector_of<Out, Width>...> results;
+  using value_t = decltype(compute_value(params.op, first, loaded, std::index_sequence<I...>{}, 0));
+  value_t values[Width];
   CUACT_UNROLL
   for (int j = 0; j < Width; ++j) {
-    const auto value = [&] {
-      if constexpr (takes_element_index_v<Op>) {
-        return params.op(first + j, to_compute(cuda::std::get<I>(loaded).elements[j])...);
-      } else {
-        return params.op(to_compute(cuda::std::get<I>(loaded).elements[j])...);
-      }
-    }();
-    if constexpr (sizeof...(Out) == 1) {
-      ((cuda::std::get<O>(results).elements[j] = from_compute<Out>(value)), ...);
-    } else {
-      ((cuda::std::get<O>(results).elements[j] = from_compute<Out>(cuda::std::get<O>(value))), ...);
-    }
+    values[j] = compute_value(params.op, first, loaded, std::index_sequence<I...>{}, j);
+  }
+  cuda::std::tuple<vector_of<Out, Width>...> results;
+  if constexpr (sizeof...(Out) == 1) {
+    ((cuda::std::get<O>(results) = convert_vector<Out>(values)), ...);
+  } else {
+    ((cuda::std::get<O>(results) = convert_vector<Out>(values, std::integral_constant<std::size_t, O>{})), ...);
   }
   (access.store(reinterpret_cast<vector_of<Out, Width>*>(cuda::std::get<O>(params.outputs) + first),
                 cuda::std::get<O>(results)),
