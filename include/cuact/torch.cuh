@@ -453,25 +453,27 @@ struct family<Policy, std::index_sequence<I...>> {
       def(n + "_backward_from_output(Tensor grad, Tensor y" + p + ") -> Tensor");
     }
 
+    // Runtime function pointers, not TORCH_FN: GCC 13 deduces a wrong (C-variadic) type for
+    // decltype of these members, whose parameter packs expand an alias (seen with torch 2.11).
     using c10::DispatchKey;
     const auto impl = [&](const std::string& op, auto&& fn) { m.impl(op.c_str(), std::move(fn)); };
     for (const DispatchKey device : {DispatchKey::CUDA, DispatchKey::CPU}) {
-      impl(n, torch::dispatch(device, TORCH_FN(forward_kernel)));
-      impl(n + "_", torch::dispatch(device, TORCH_FN(inplace_kernel)));
-      impl(n + ".out", torch::dispatch(device, TORCH_FN(out_kernel)));
+      impl(n, torch::dispatch(device, &forward_kernel));
+      impl(n + "_", torch::dispatch(device, &inplace_kernel));
+      impl(n + ".out", torch::dispatch(device, &out_kernel));
       if constexpr (has_backward) {
-        impl(n + "_backward", torch::dispatch(device, TORCH_FN(backward_kernel)));
+        impl(n + "_backward", torch::dispatch(device, &backward_kernel));
       }
       if constexpr (has_from_output) {
         impl(n + "_backward_from_output",
-             torch::dispatch(device, TORCH_FN(backward_from_output_kernel)));
+             torch::dispatch(device, &backward_from_output_kernel));
       }
     }
-    impl(n + "_", torch::dispatch(DispatchKey::ADInplaceOrView, TORCH_FN(inplace_view_kernel)));
-    impl(n + ".out", torch::dispatch(DispatchKey::ADInplaceOrView, TORCH_FN(out_view_kernel)));
-    impl(n, torch::dispatch(DispatchKey::Autograd, TORCH_FN(forward_autograd)));
-    impl(n + "_", torch::dispatch(DispatchKey::Autograd, TORCH_FN(inplace_autograd)));
-    impl(n + ".out", torch::dispatch(DispatchKey::Autograd, TORCH_FN(out_autograd)));
+    impl(n + "_", torch::dispatch(DispatchKey::ADInplaceOrView, &inplace_view_kernel));
+    impl(n + ".out", torch::dispatch(DispatchKey::ADInplaceOrView, &out_view_kernel));
+    impl(n, torch::dispatch(DispatchKey::Autograd, &forward_autograd));
+    impl(n + "_", torch::dispatch(DispatchKey::Autograd, &inplace_autograd));
+    impl(n + ".out", torch::dispatch(DispatchKey::Autograd, &out_autograd));
   }
 };
 
