@@ -1,6 +1,7 @@
 /// \file
 /// What every public entry does after its compile-time checks: n == 0, validation, vector width,
-/// launch model, launch. One path for the elementwise kernel and its sign-mask sibling.
+/// launch model, launch. One path for the elementwise kernel, its row-wise sibling (run_rows) and
+/// its sign-mask sibling; the pieces (describe_arrays, model_shape) serve fused.cuh's kernels too.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +10,7 @@
 #include "config.cuh"
 #include "kernels/elementwise.cuh"
 #include "kernels/relu_mask.cuh"
+#include "kernels/rows.cuh"
 #include "launch.cuh"
 #include "numeric.cuh"
 #include "validate.cuh"
@@ -48,19 +50,12 @@ constexpr int resolve_width() {
 using in_place_inputs = unsigned;
 inline constexpr in_place_inputs every_input_in_place = ~0u;
 
-/// Validates, then launches elementwise_kernel over n elements: outputs[i] = op(inputs[i]...).
-/// `extra` lists arrays the op reads by itself (the ReLU mask), validated with the others.
-template <int VecWidth, class Op, class... Out, class... In>
-cudaError_t run_elementwise(Op op, const output_arrays<Out...>& outputs, std::size_t n,
-                            const input_arrays<In...>& inputs, cudaStream_t stream,
-                            cost_hint hint, in_place_inputs in_place,
-                            const array_arg* extra = nullptr, std::size_t extra_count = 0) {
-  (check_output_type<Out>(), ...);
-  (check_input_type<In>(), ...);
-  constexpr int width = resolve_width<VecWidth, max_size_of<Out..., In...>()>();
-  if (n == 0) return cudaSuccess;
-  constexpr std::size_t count = sizeof...(Out) + sizeof...(In);
-  array_arg arrays[count + 2];
+/// The validation view of a 1-D operation's arrays (n elements each) plus `extra` (at most 2):
+/// writes them to `arrays` (room for every output, input and extra) and returns their count.
+template <class... Out, class... In>
+std::size_t describe_arrays(const output_arrays<Out...>& outputs, std::size_t n,
+                            const input_arrays<In...>& inputs, in_place_inputs in_place,
+                            const array_arg* extra, std::size_t extra_count, array_arg* arrays) {
   std::size_t used = 0;
   cuda::std::apply([&](auto*... p) { ((arrays[used++] = array_of(p, n, array_role::output)), ...); },
                    outputs.pointers);
@@ -74,6 +69,44 @@ cudaError_t run_elementwise(Op op, const output_arrays<Out...>& outputs, std::si
       },
       inputs.pointers);
   for (std::size_t e = 0; e < extra_count && e < 2; ++e) arrays[used++] = extra[e];
+  return used;
+}
+
+/// The launch model for `rows` rows of the split in `p` (an elementwise_params; rows = 1 for a
+/// 1-D launch), for `kernel`, whose instantiation the model reads (registers, occupancy).
+template <class Params, class KernelParams>
+cudaError_t model_shape(void (*kernel)(KernelParams), int device, cost_hint hint, const Params& p,
+                        std::size_t rows, launch_shape& shape) {
+  return choose_launch_shape(kernel, device, hint, p.vectors * rows, (p.head + p.tail) * rows,
+                             Params::vector_load_bytes, Params::bytes_per_element,
+                             Params::max_vectors_per_thread, shape);
+}
+
+/// launch_kernel with a 2-D grid.
+template <class Params>
+cudaError_t launch_kernel_grid(void (*kernel)(Params), const Params& params, dim3 grid,
+                               unsigned threads_per_block, cudaStream_t stream) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = dim3(threads_per_block);
+  config.stream = stream;
+  return cudaLaunchKernelEx(&config, kernel, params);
+}
+
+/// Validates, then launches elementwise_kernel over n elements: outputs[i] = op(inputs[i]...).
+/// `extra` lists arrays the op reads by itself (the ReLU mask), validated with the others.
+template <int VecWidth, class Op, class... Out, class... In>
+cudaError_t run_elementwise(Op op, const output_arrays<Out...>& outputs, std::size_t n,
+                            const input_arrays<In...>& inputs, cudaStream_t stream,
+                            cost_hint hint, in_place_inputs in_place,
+                            const array_arg* extra = nullptr, std::size_t extra_count = 0) {
+  (check_output_type<Out>(), ...);
+  (check_input_type<In>(), ...);
+  constexpr int width = resolve_width<VecWidth, max_size_of<Out..., In...>()>();
+  if (n == 0) return cudaSuccess;
+  array_arg arrays[sizeof...(Out) + sizeof...(In) + 2];
+  const std::size_t used =
+      describe_arrays(outputs, n, inputs, in_place, extra, extra_count, arrays);
   int device = 0;
   if (const cudaError_t status = validate_arrays(arrays, used, device); status != cudaSuccess) {
     return status;
@@ -81,15 +114,50 @@ cudaError_t run_elementwise(Op op, const output_arrays<Out...>& outputs, std::si
   auto params = make_params<width>(op, outputs, n, inputs);
   using params_t = decltype(params);
   launch_shape shape{};
-  if (const cudaError_t status = choose_launch_shape(
-          elementwise_kernel<params_t>, device, hint, params.vectors, params.head + params.tail,
-          params_t::vector_load_bytes, params_t::bytes_per_element,
-          params_t::max_vectors_per_thread, shape);
+  if (const cudaError_t status =
+          model_shape(elementwise_kernel<params_t>, device, hint, params, 1, shape);
       status != cudaSuccess) {
     return status;
   }
   params.vectors_per_thread = shape.vectors_per_thread;
   return launch_kernel(elementwise_kernel<params_t>, params, shape, stream);
+}
+
+/// The row-wise sibling of run_elementwise: validates `arrays` (the caller's view of the whole
+/// layout: a packed [rows, 2 * cols] buffer is one array there, two in the kernel), then launches
+/// rows_kernel: for each row r, outputs[m] + r * output_pitch[m] and inputs[k] + r *
+/// input_pitch[k] are one row of cols elements (kernels/rows.cuh). The launch model sees the
+/// whole work (rows x one row's split); its vectors per thread and passes shape the grid
+/// (rows_grid_for).
+template <int VecWidth, class Op, class... Out, class... In>
+cudaError_t run_rows(Op op, const output_arrays<Out...>& row0_outputs,
+                     const std::size_t (&output_pitch)[sizeof...(Out)], std::size_t rows,
+                     std::size_t cols, const input_arrays<In...>& row0_inputs,
+                     const std::size_t (&input_pitch)[sizeof...(In)], const array_arg* arrays,
+                     std::size_t count, cudaStream_t stream, cost_hint hint) {
+  (check_output_type<Out>(), ...);
+  (check_input_type<In>(), ...);
+  constexpr int width = resolve_width<VecWidth, max_size_of<Out..., In...>()>();
+  if (rows == 0 || cols == 0) return cudaSuccess;
+  int device = 0;
+  if (const cudaError_t status = validate_arrays(arrays, count, device); status != cudaSuccess) {
+    return status;
+  }
+  auto params = make_rows_params<width>(op, row0_outputs, output_pitch, rows, cols, row0_inputs,
+                                        input_pitch);
+  using params_t = decltype(params);
+  launch_shape shape{};
+  if (const cudaError_t status =
+          model_shape(rows_kernel<params_t>, device, hint, params.row, rows, shape);
+      status != cudaSuccess) {
+    return status;
+  }
+  params.row.vectors_per_thread = shape.vectors_per_thread;
+  const rows_grid grid =
+      rows_grid_for(rows, params.row.vectors, params.row.head + params.row.tail,
+                    shape.vectors_per_thread, shape.passes, shape.threads_per_block);
+  return launch_kernel_grid(rows_kernel<params_t>, params, dim3(grid.blocks_x, grid.blocks_y),
+                            shape.threads_per_block, stream);
 }
 
 /// Validates, then launches the sign-mask forward (out = act(in), mask bit = in > 0).

@@ -1,0 +1,184 @@
+/// \file
+/// Bias + activation backward with its bias gradient: dx[r, c] = op(x[r, c], bias[c], dy[r, c])
+/// over a [rows, cols] row-major layout, and dbias[c] = sum over r of dx[r, c], in two
+/// deterministic stages.
+///
+/// Stage 1 (bias_gradient_kernel): grid y = row chunks of rows_per_chunk rows; thread t of a chunk
+/// owns column vectors t, t + num_threads, ... (and scalar columns for the head and tail), walks
+/// the chunk's rows in increasing order, writes dx, and adds each written dx (as stored, converted
+/// back to the accumulation type) to a per-column accumulator; then writes partial[chunk, c].
+/// Stage 2 (column_sum_kernel): dbias[c] = partial[0, c] + partial[1, c] + ... in chunk order.
+///
+/// So dbias[c] = ((dx[0,c] + dx[1,c] + ... + dx[R-1,c]) + (dx[R,c] + ...) + ...) with R =
+/// rows_per_chunk: the order depends only on (rows, cols, T) (bias_gradient_chunks), never on the
+/// device, the grid or the run: bit-for-bit reproducible, as a sum(dim=0) with a fixed tree.
+///
+/// Why not CUB: stage 1 is a reduction over rows fused into the elementwise pass (each thread's
+/// partial sums stay in registers; a DeviceSegmentedReduce would read dx again), and stage 2 sums
+/// `chunks` values per column, strided by cols: CUB's segmented reduce over a transposed view
+/// would give each column's few values to a whole block and read them uncoalesced, where one
+/// thread per column reads them coalesced across the warp.
+#pragma once
+
+#include <cstddef>
+
+#include "../config.cuh"
+#include "../numeric.cuh"
+#include "elementwise.cuh"
+
+namespace cuact {
+namespace detail {
+
+/// Threads that stage 1 aims for (rows chunks x column threads): about one full wave on H100 and
+/// H200 (132 SMs x 2048), so the partial sums are few (stage 2 reads chunks x cols of them) while
+/// every SM has work. A constant, not a device fact: the chunking, hence the summation order, must
+/// not depend on the GPU.
+inline constexpr std::size_t bias_gradient_target_threads = std::size_t(1) << 18;
+
+/// Row chunks and rows per chunk of stage 1 for a [rows, cols] layout of T (vector width V).
+struct row_chunks {
+  std::size_t chunks;
+  std::size_t rows_per_chunk;
+};
+inline row_chunks bias_gradient_chunks(std::size_t rows, std::size_t cols, int vec_width) {
+  if (rows == 0 || cols == 0) return {0, 0};
+  const std::size_t column_threads = (cols + vec_width - 1) / vec_width;
+  std::size_t chunks = (bias_gradient_target_threads + column_threads - 1) / column_threads;
+  const std::size_t cap = rows < 65535 ? rows : 65535;  // gridDim.y
+  chunks = chunks < 1 ? 1 : (chunks > cap ? cap : chunks);
+  const std::size_t per_chunk = (rows + chunks - 1) / chunks;
+  return {(rows + per_chunk - 1) / per_chunk, per_chunk};
+}
+
+/// Stage 1's arguments: all arrays of one element type T; partial sums in compute_t<T> (float for
+/// 16-bit and float, double for double).
+template <class Op, int VecWidth, class T>
+struct bias_gradient_params {
+  using accumulate_t = compute_t<T>;
+  static constexpr int vec_width = VecWidth;
+  const T* x;
+  const T* bias;
+  const T* dy;
+  T* dx;
+  accumulate_t* partial;  ///< [chunks, cols]
+  std::size_t rows;
+  std::size_t cols;
+  std::size_t rows_per_chunk;
+  std::size_t head;     ///< per row: scalar columns before the first vector
+  std::size_t vectors;  ///< per row: vectors after the head
+  std::size_t tail;     ///< per row: scalar columns after the vectors
+  Op op;                ///< dx = op(x, bias, dy) on compute-type values
+};
+
+/// Columns [c0, c0 + Width) of chunk `chunk`: dx for each row of the chunk in row order, and the
+/// column sums of what was stored.
+#pragma nv_exec_check_disable
+template <int Width, class Op, int VecWidth, class T, class Access>
+CUACT_HOST_DEVICE void bias_gradient_columns(const bias_gradient_params<Op, VecWidth, T>& p,
+                                             std::size_t chunk, std::size_t c0,
+                                             const Access& access) {
+  using A = compute_t<T>;
+  using vec = vector_of<T, Width>;
+  const std::size_t first_row = chunk * p.rows_per_chunk;
+  const std::size_t end_row =
+      p.rows - first_row < p.rows_per_chunk ? p.rows : first_row + p.rows_per_chunk;
+  const vec bias = access.load(reinterpret_cast<const vec*>(p.bias + c0));
+  A sum[Width];
+  CUACT_UNROLL
+  for (int j = 0; j < Width; ++j) sum[j] = A(0);
+  for (std::size_t r = first_row; r < end_row; ++r) {
+    const std::size_t at = r * p.cols + c0;
+    const vec x = access.load(reinterpret_cast<const vec*>(p.x + at));
+    const vec dy = access.load(reinterpret_cast<const vec*>(p.dy + at));
+    vec dx;
+    CUACT_UNROLL
+    for (int j = 0; j < Width; ++j) {
+      dx.elements[j] = from_compute<T>(
+          p.op(to_compute(x.elements[j]), to_compute(bias.elements[j]), to_compute(dy.elements[j])));
+      sum[j] += static_cast<A>(to_compute(dx.elements[j]));
+    }
+    access.store(reinterpret_cast<vec*>(p.dx + at), dx);
+  }
+  CUACT_UNROLL
+  for (int j = 0; j < Width; ++j) {
+    access.store(reinterpret_cast<vector_of<A, 1>*>(p.partial + chunk * p.cols + c0 + j),
+                 vector_of<A, 1>{{sum[j]}});
+  }
+}
+
+/// Stage 1's per-thread body for chunk `chunk`: thread `thread` of `num_threads` along the
+/// columns (any decomposition is correct; the sums' order does not depend on it).
+#pragma nv_exec_check_disable
+template <class Op, int VecWidth, class T, class Access = global_memory_access>
+CUACT_HOST_DEVICE void bias_gradient_thread(const bias_gradient_params<Op, VecWidth, T>& p,
+                                            std::size_t chunk, std::size_t thread,
+                                            std::size_t num_threads, const Access& access = {}) {
+  for (std::size_t v = thread; v < p.vectors; v += num_threads) {
+    bias_gradient_columns<VecWidth>(p, chunk, p.head + v * VecWidth, access);
+  }
+  const std::size_t scalars = p.head + p.tail;
+  for (std::size_t s = thread; s < scalars; s += num_threads) {
+    bias_gradient_columns<1>(p, chunk, s < p.head ? s : s + p.vectors * VecWidth, access);
+  }
+}
+
+template <class Params>
+CUACT_KERNEL void bias_gradient_kernel(const Params params) {
+  const std::size_t thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::size_t num_threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  const std::size_t chunks = (params.rows + params.rows_per_chunk - 1) / params.rows_per_chunk;
+  for (std::size_t chunk = blockIdx.y; chunk < chunks; chunk += gridDim.y) {
+    bias_gradient_thread(params, chunk, thread, num_threads);
+  }
+}
+
+/// Stage 1's arguments with the split of one row: vectors where x, dy, dx and bias share their
+/// offset from the vector boundary and cols keeps it from row to row, else scalars.
+template <int VecWidth, class Op, class T>
+bias_gradient_params<Op, VecWidth, T> make_bias_gradient_params(
+    Op op, const T* x, const T* bias, const T* dy, T* dx, compute_t<T>* partial,
+    std::size_t rows, std::size_t cols) {
+  bias_gradient_params<Op, VecWidth, T> p{x,    bias, dy, dx, partial, rows, cols,
+                                          bias_gradient_chunks(rows, cols, VecWidth).rows_per_chunk,
+                                          0,    0,    cols, op};
+  const std::size_t offset = offset_in_vector<VecWidth>(x);
+  const bool co_aligned = cols % VecWidth == 0 && offset_in_vector<VecWidth>(bias) == offset &&
+                          offset_in_vector<VecWidth>(dy) == offset &&
+                          offset_in_vector<VecWidth>(dx) == offset;
+  if (co_aligned) {
+    const std::size_t to_boundary = (VecWidth - offset) % VecWidth;
+    p.head = to_boundary < cols ? to_boundary : cols;
+    p.vectors = (cols - p.head) / VecWidth;
+    p.tail = cols - p.head - p.vectors * VecWidth;
+  }
+  return p;
+}
+
+/// Stage 2's per-thread body: columns thread, thread + num_threads, ...: out[c] = the sum of
+/// partial[k, c] over k = 0, 1, ..., chunks - 1, in that order.
+#pragma nv_exec_check_disable
+template <class A, class T, class Access = global_memory_access>
+CUACT_HOST_DEVICE void column_sum_thread(const A* partial, std::size_t chunks, std::size_t cols,
+                                         T* out, std::size_t thread, std::size_t num_threads,
+                                         const Access& access = {}) {
+  for (std::size_t c = thread; c < cols; c += num_threads) {
+    A sum = access.load(reinterpret_cast<const vector_of<A, 1>*>(partial + c)).elements[0];
+    for (std::size_t k = 1; k < chunks; ++k) {
+      sum += access.load(reinterpret_cast<const vector_of<A, 1>*>(partial + k * cols + c))
+                 .elements[0];
+    }
+    access.store(reinterpret_cast<vector_of<T, 1>*>(out + c),
+                 vector_of<T, 1>{{from_compute<T>(sum)}});
+  }
+}
+
+template <class A, class T>
+CUACT_KERNEL void column_sum_kernel(const A* partial, std::size_t chunks, std::size_t cols,
+                                    T* out) {
+  column_sum_thread(partial, chunks, cols, out,
+                    static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x,
+                    static_cast<std::size_t>(gridDim.x) * blockDim.x);
+}
+
+}  // namespace detail
+}  // namespace cuact

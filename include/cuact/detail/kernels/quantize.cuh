@@ -1,0 +1,78 @@
+/// \file
+/// Activation + scaled cast (fp8 quantization) with the absolute maximum of the unscaled result:
+/// out[i] = saturate(act(in[i]) * scale), amax = max over i of |act(in[i])| (TransformerEngine's
+/// Float8Quantizer: the amax feeds the next step's scale).
+///
+/// The per-element work is elementwise_thread's, unchanged: its op (fused.cuh's amax_op) returns
+/// act(x) * scale and keeps the running maximum of |act(x)| in a variable of the calling thread.
+/// quantize_thread, the __host__ __device__ part the CPU tests run, returns that thread's
+/// maximum; the kernel reduces it per block (warp shuffles, then one warp over the warps' maxima
+/// in shared memory) and one thread per block folds it into the device scalar with atomicMax on
+/// the float's bits (non-negative floats order as their bit patterns do as unsigned integers).
+///
+/// NaN: |NaN| is skipped by the maximum, as fmaxf does (and TransformerEngine's amax).
+/// The block reduction is written out (12 lines) rather than taken from cub::BlockReduce so that
+/// cuact.cuh, which every user translation unit includes, does not pull in CUB.
+#pragma once
+
+#include <cstddef>
+
+#include "../config.cuh"
+#include "../numeric.cuh"
+#include "elementwise.cuh"
+
+namespace cuact {
+namespace detail {
+
+/// The per-thread body: elementwise_thread with this thread's own amax (the op's `float* amax`,
+/// pointed at a local here); returns it (>= 0).
+#pragma nv_exec_check_disable
+template <class Params, class Access = global_memory_access>
+CUACT_HOST_DEVICE float quantize_thread(const Params& params, std::size_t thread,
+                                        std::size_t num_threads, const Access& access = {}) {
+  float amax = 0.0f;
+  Params own = params;
+  own.op.amax = &amax;
+  elementwise_thread(own, thread, num_threads, access);
+  return amax;
+}
+
+#if defined(__CUDACC__)
+/// The block's maximum of v >= 0, valid in thread 0 (blockDim.x a multiple of 32, at most 1024).
+__device__ __forceinline__ float block_max(float v) {
+  __shared__ float warp_max[32];
+  for (int offset = 16; offset > 0; offset /= 2) v = fmaxf(v, __shfl_xor_sync(~0u, v, offset));
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (lane == 0) warp_max[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < blockDim.x / 32 ? warp_max[lane] : 0.0f;
+    for (int offset = 16; offset > 0; offset /= 2) v = fmaxf(v, __shfl_xor_sync(~0u, v, offset));
+  }
+  return v;
+}
+
+#endif
+
+/// One launch's arguments: the elementwise params (op: an amax op) and the device scalar.
+template <class Params>
+struct quantize_params {
+  Params elementwise;
+  float* amax;
+};
+
+#if defined(__CUDACC__)
+/// The kernel: quantize_thread over the grid, then the block's maximum into *amax.
+template <class Params>
+CUACT_KERNEL void quantize_kernel(const quantize_params<Params> params) {
+  const std::size_t thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::size_t num_threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  const float block = block_max(quantize_thread(params.elementwise, thread, num_threads));
+  if (threadIdx.x == 0 && block > 0.0f) {
+    atomicMax(reinterpret_cast<unsigned*>(params.amax), __float_as_uint(block));
+  }
+}
+#endif
+
+}  // namespace detail
+}  // namespace cuact

@@ -1,0 +1,412 @@
+/// \file
+/// Fused operations: each one pass over memory where the unfused sequence takes two or three.
+///
+/// - Gated activations (GLU family: SwiGLU = silu, GeGLU = gelu, ReGLU = relu):
+///   out = act(a) * b and its backward, on separate arrays (gated_forward, gated_backward) or on
+///   the packed [rows, 2 * cols] layout (gated_forward_packed, gated_backward_packed).
+/// - Bias + activation: out[r, c] = act(x[r, c] + bias[c]) and its backward with dbias
+///   (bias_forward, bias_backward).
+/// - Activation with another output type: forward_cast (fp32 -> bf16, ...), forward_quantize
+///   (fp8 with a scale, saturating, and the amax of the unscaled result).
+/// - Composition: compose(f, g) = f after g, affine(act, alpha, beta) = act(alpha * x + beta),
+///   linear{alpha, beta}: activations themselves, so every entry takes them.
+///
+/// Every entry takes any activation (activation.cuh), validates as cuact::transform does (null,
+/// misaligned, overlapping, pageable or other-device arrays, sizes overflowing size_t:
+/// cudaErrorInvalidValue / cudaErrorInvalidDevice, nothing launched), returns cudaError_t and
+/// takes the stream last. Compute in float for 16-bit and 8-bit storage, double for double.
+#pragma once
+
+#include <cuda/std/tuple>
+
+#include <cstddef>
+#include <type_traits>
+
+#include "activation.cuh"
+#include "detail/config.cuh"
+#include "detail/dispatch.cuh"
+#include "detail/fused_dispatch.cuh"
+#include "elementwise.cuh"
+
+namespace cuact {
+
+// ---- composition ------------------------------------------------------------------------------
+
+namespace detail {
+
+/// dx for upstream gradient dy at x: act.gradient(dy, x) where defined (selections such as relu),
+/// else dy * act.derivative(x); at accuracy R.
+template <class R, class A, class C>
+CUACT_HOST_DEVICE C gradient_at(const A& act, C dy, C x) {
+  if constexpr (has_gradient<A>) {
+    return invoke_gradient<R>(preferred{}, act, dy, x);
+  } else {
+    return dy * invoke_derivative<R>(preferred{}, act, x);
+  }
+}
+
+/// A composition's cost hint: heavy when either part declares heavy, light when both declare
+/// light, undeclared (estimated) otherwise.
+template <cost_hint F, cost_hint G>
+struct composed_cost {};
+template <cost_hint G>
+struct composed_cost<cost_hint::heavy, G> {
+  static constexpr bool is_heavy = true;
+};
+template <>
+struct composed_cost<cost_hint::light, cost_hint::heavy> {
+  static constexpr bool is_heavy = true;
+};
+template <>
+struct composed_cost<cost_hint::estimate, cost_hint::heavy> {
+  static constexpr bool is_heavy = true;
+};
+template <>
+struct composed_cost<cost_hint::light, cost_hint::light> {
+  static constexpr bool is_heavy = false;
+};
+
+}  // namespace detail
+
+/// The activation alpha * x + beta (alpha and beta rounded to the compute type). Its derivative is
+/// alpha, from the input or the output. Composed after another activation it scales that one's
+/// output: x * sigmoid(1.702 x) = compose(linear{1 / 1.702}, affine(silu{}, 1.702)).
+struct linear {
+  static constexpr bool is_heavy = false;
+  double alpha = 1.0;
+  double beta = 0.0;
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(C x) const {
+    return C(alpha) * x + C(beta);
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C derivative(C) const {
+    return C(alpha);
+  }
+  template <class C>
+  CUACT_HOST_DEVICE C derivative_from_output(C) const {
+    return C(alpha);
+  }
+};
+
+/// act(alpha * x + beta): an activation with a scaled and shifted input (alpha, beta rounded to the
+/// compute type). Build with cuact::affine(act, alpha, beta). Derivatives by the chain rule:
+/// alpha * act'(alpha * x + beta); from the output, alpha * act'(from y) where act has that; a
+/// selection gradient (relu's) stays a selection: act.gradient(alpha * dy, alpha * x + beta).
+/// Carries act's is_heavy.
+template <class Activation>
+struct affine_activation : detail::cost_hint_of<Activation> {
+  Activation act;
+  double alpha = 1.0;
+  double beta = 0.0;
+
+  template <class C>
+  CUACT_HOST_DEVICE C input(C x) const {
+    return C(alpha) * x + C(beta);
+  }
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C operator()(C x, R = {}) const {
+    return detail::invoke_forward<R>(detail::preferred{}, act, input(x));
+  }
+  template <class C, class R = rounded_to<C>, class A = Activation,
+            std::enable_if_t<detail::has_derivative<A>, int> = 0>
+  CUACT_HOST_DEVICE C derivative(C x, R = {}) const {
+    return C(alpha) * detail::invoke_derivative<R>(detail::preferred{}, act, input(x));
+  }
+  template <class C, class R = rounded_to<C>, class A = Activation,
+            std::enable_if_t<detail::has_gradient<A>, int> = 0>
+  CUACT_HOST_DEVICE C gradient(C dy, C x, R = {}) const {
+    return detail::invoke_gradient<R>(detail::preferred{}, act, C(alpha) * dy, input(x));
+  }
+  template <class C, class R = rounded_to<C>, class A = Activation,
+            std::enable_if_t<detail::has_derivative_from_output<A>, int> = 0>
+  CUACT_HOST_DEVICE C derivative_from_output(C y, R = {}) const {
+    return C(alpha) * detail::invoke_derivative_from_output<R>(detail::preferred{}, act, y);
+  }
+  template <class C, class R = rounded_to<C>, class A = Activation,
+            std::enable_if_t<detail::has_gradient_from_output<A>, int> = 0>
+  CUACT_HOST_DEVICE C gradient_from_output(C dy, C y, R = {}) const {
+    return detail::invoke_gradient_from_output<R>(detail::preferred{}, act, C(alpha) * dy, y);
+  }
+};
+
+/// act(alpha * x + beta) as an activation (affine_activation).
+template <class Activation>
+constexpr affine_activation<Activation> affine(Activation act, double alpha, double beta = 0.0) {
+  return {{}, act, alpha, beta};
+}
+
+/// f(g(x)): f after g. Build with cuact::compose(f, g). The backward exists when both parts have
+/// one, by the chain rule as a chain of gradients: dx = g.gradient(f.gradient(dy, g(x)), x)
+/// (each part's gradient is its own `gradient` where it has one, else dy * derivative), so
+/// selections stay selections; `derivative` = f'(g(x)) * g'(x) where both have derivatives.
+/// No backward from the output (it would need g(x)). Heavy when either part is.
+template <class F, class G>
+struct composition
+    : detail::composed_cost<detail::declared_cost<F>, detail::declared_cost<G>> {
+  F f;
+  G g;
+
+  template <class C, class R = rounded_to<C>>
+  CUACT_HOST_DEVICE C operator()(C x, R = {}) const {
+    return detail::invoke_forward<R>(detail::preferred{}, f,
+                                     detail::invoke_forward<R>(detail::preferred{}, g, x));
+  }
+  template <class C, class R = rounded_to<C>, class FF = F,
+            std::enable_if_t<detail::has_derivative<FF> && detail::has_derivative<G>, int> = 0>
+  CUACT_HOST_DEVICE C derivative(C x, R = {}) const {
+    const C inner = detail::invoke_forward<R>(detail::preferred{}, g, x);
+    return detail::invoke_derivative<R>(detail::preferred{}, f, inner) *
+           detail::invoke_derivative<R>(detail::preferred{}, g, x);
+  }
+  template <class C, class R = rounded_to<C>, class FF = F,
+            std::enable_if_t<has_derivative_v<FF> && has_derivative_v<G>, int> = 0>
+  CUACT_HOST_DEVICE C gradient(C dy, C x, R = {}) const {
+    const C inner = detail::invoke_forward<R>(detail::preferred{}, g, x);
+    return detail::gradient_at<R>(g, detail::gradient_at<R>(f, dy, inner), x);
+  }
+};
+
+/// f after g as an activation (composition): compose(f, g)(x) = f(g(x)).
+template <class F, class G>
+constexpr composition<F, G> compose(F f, G g) {
+  return {{}, f, g};
+}
+
+// ---- the fused ops (elementwise operations, as forward_op; for cuact::transform too) ----------
+
+/// out = act(a) * b, at the accuracy of output type Out.
+template <class Activation, class Out>
+struct gated_op : detail::cost_hint_of<Activation> {
+  Activation act;
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(C a, C b) const {
+    return detail::invoke_forward<rounded_to<Out>>(detail::preferred{}, act, a) * b;
+  }
+};
+
+/// (da, db) = (gradient of act at a for upstream dy * b, dy * act(a)): da = dy * b * act'(a) (a
+/// selection for relu: a > 0 ? dy * b : 0), db = dy * act(a).
+template <class Activation, class Out>
+struct gated_gradient_op : detail::cost_hint_of<Activation> {
+  Activation act;
+  template <class C>
+  CUACT_HOST_DEVICE cuda::std::tuple<C, C> operator()(C a, C b, C dy) const {
+    using R = rounded_to<Out>;
+    return {detail::gradient_at<R>(act, dy * b, a),
+            dy * detail::invoke_forward<R>(detail::preferred{}, act, a)};
+  }
+};
+
+/// out = act(x + bias), x + bias in the compute type (not rounded to the storage type first).
+template <class Activation, class Out>
+struct bias_op : detail::cost_hint_of<Activation> {
+  Activation act;
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(C x, C bias) const {
+    return detail::invoke_forward<rounded_to<Out>>(detail::preferred{}, act, x + bias);
+  }
+};
+
+/// dx = dy * act'(x + bias) (act's gradient where it has one).
+template <class Activation, class Out>
+struct bias_gradient_op : detail::cost_hint_of<Activation> {
+  Activation act;
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(C x, C bias, C dy) const {
+    return detail::gradient_at<rounded_to<Out>>(act, dy, x + bias);
+  }
+};
+
+namespace detail {
+/// act(x) * scale, keeping max |act(x)| in *amax (quantize_thread points it at a variable of the
+/// calling thread). The math is forward_op's at the accuracy of Out.
+template <class Activation, class Out>
+struct amax_op : cost_hint_of<Activation> {
+  Activation act;
+  float scale;
+  float* amax;
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(C x) const {
+    const C y = invoke_forward<rounded_to<Out>>(preferred{}, act, x);
+    const float magnitude = static_cast<float>(y < C(0) ? -y : y);
+    if (magnitude > *amax) *amax = magnitude;  // false for NaN: skipped, as fmaxf does
+    return y * static_cast<C>(scale);
+  }
+};
+
+template <class Activation, class C>
+constexpr void check_gated_backward() {
+  check_activation<Activation, C>();
+  static_assert(has_derivative_v<Activation>,
+                "cuact: this backward needs the activation's `template <class C> __host__ "
+                "__device__ C derivative(C x) const` (or gradient(C dy, C x))");
+}
+}  // namespace detail
+
+// ---- gated activations ------------------------------------------------------------------------
+
+/// Which half of each packed row the activation applies to.
+enum class gate_half {
+  first,   ///< act(row[0, cols)) * row[cols, 2 cols): TransformerEngine's swiglu/geglu/reglu
+  second,  ///< row[0, cols) * act(row[cols, 2 cols)): torch.nn.GLU / F.glu
+};
+
+/// out[i] = act(a[i]) * b[i] for i in [0, n). T: float, double, __half, __nv_bfloat16; U: those
+/// or __nv_fp8_e4m3 / __nv_fp8_e5m2 (saturating). out may equal a or b (same type, in place).
+template <int VecWidth = auto_width, class Activation, class T, class U>
+cudaError_t gated_forward(Activation act, const T* a, const T* b, U* out, std::size_t n,
+                          cudaStream_t stream = nullptr) {
+  check_activation<Activation, detail::compute_t<T>>();
+  return detail::run_elementwise<VecWidth>(gated_op<Activation, U>{{}, act}, outputs(out), n,
+                                           inputs(a, b), stream, detail::declared_cost<Activation>,
+                                           detail::every_input_in_place);
+}
+
+/// da[i] = dy[i] * b[i] * act'(a[i]), db[i] = dy[i] * act(a[i]), in one pass (reads a, b, dy;
+/// writes da, db). da may equal a or dy, db may equal b or dy (in place); da and db never overlap.
+template <int VecWidth = auto_width, class Activation, class T>
+cudaError_t gated_backward(Activation act, const T* a, const T* b, const T* dy, T* da, T* db,
+                           std::size_t n, cudaStream_t stream = nullptr) {
+  detail::check_gated_backward<Activation, detail::compute_t<T>>();
+  return detail::run_elementwise<VecWidth>(gated_gradient_op<Activation, T>{{}, act},
+                                           outputs(da, db), n, inputs(a, b, dy), stream,
+                                           detail::declared_cost<Activation>,
+                                           detail::every_input_in_place);
+}
+
+/// The packed layout: `ab` is [rows, 2 * cols] row-major, out [rows, cols]; per row, the
+/// activated half (a) and the other (b) as `activated` says (first: TransformerEngine's
+/// convention, the default; second: torch.nn.GLU's). out[r, c] = act(a[r, c]) * b[r, c].
+/// out never overlaps ab. Vector accesses where cols is a multiple of the vector width and the
+/// pointers co-align; otherwise scalar (correct, slower).
+template <int VecWidth = auto_width, class Activation, class T, class U>
+cudaError_t gated_forward_packed(Activation act, const T* ab, U* out, std::size_t rows,
+                                 std::size_t cols, gate_half activated = gate_half::first,
+                                 cudaStream_t stream = nullptr) {
+  check_activation<Activation, detail::compute_t<T>>();
+  using detail::array_role;
+  const detail::array_arg arrays[] = {
+      detail::array_of(out, detail::checked_elements(rows, cols), array_role::output),
+      detail::array_of(ab, detail::checked_elements(rows, cols, 2), array_role::input)};
+  const std::size_t a_at = activated == gate_half::first ? 0 : cols;
+  const std::size_t b_at = activated == gate_half::first ? cols : 0;
+  const T* a = ab == nullptr ? nullptr : ab + a_at;
+  const T* b = ab == nullptr ? nullptr : ab + b_at;
+  return detail::run_rows<VecWidth>(gated_op<Activation, U>{{}, act}, outputs(out), {cols}, rows,
+                                    cols, inputs(a, b), {2 * cols, 2 * cols}, arrays, 2, stream,
+                                    detail::declared_cost<Activation>);
+}
+
+/// Backward of gated_forward_packed: dab [rows, 2 * cols] receives da and db in the halves `ab`
+/// has a and b; dy is [rows, cols]. dab may equal ab (in place); no other overlap.
+template <int VecWidth = auto_width, class Activation, class T>
+cudaError_t gated_backward_packed(Activation act, const T* ab, const T* dy, T* dab,
+                                  std::size_t rows, std::size_t cols,
+                                  gate_half activated = gate_half::first,
+                                  cudaStream_t stream = nullptr) {
+  detail::check_gated_backward<Activation, detail::compute_t<T>>();
+  using detail::array_role;
+  const std::size_t packed = detail::checked_elements(rows, cols, 2);
+  const detail::array_arg arrays[] = {
+      detail::array_of(dab, packed, array_role::output),
+      detail::array_of(ab, packed, array_role::input_or_in_place),
+      detail::array_of(dy, detail::checked_elements(rows, cols), array_role::input)};
+  const std::size_t a_at = activated == gate_half::first ? 0 : cols;
+  const std::size_t b_at = activated == gate_half::first ? cols : 0;
+  const auto at = [](auto* p, std::size_t offset) { return p == nullptr ? p : p + offset; };
+  const std::size_t pitch = 2 * cols;
+  return detail::run_rows<VecWidth>(gated_gradient_op<Activation, T>{{}, act},
+                                    outputs(at(dab, a_at), at(dab, b_at)), {pitch, pitch}, rows,
+                                    cols, inputs(at(ab, a_at), at(ab, b_at), dy),
+                                    {pitch, pitch, cols}, arrays, 3, stream,
+                                    detail::declared_cost<Activation>);
+}
+
+// ---- bias + activation ------------------------------------------------------------------------
+
+/// out[r, c] = act(x[r, c] + bias[c]) over [rows, cols] row-major x and out, bias [cols]. The sum
+/// is formed in the compute type and not rounded to T before the activation. out may equal x (same
+/// type, in place); bias overlaps no output.
+template <int VecWidth = auto_width, class Activation, class T, class U>
+cudaError_t bias_forward(Activation act, const T* x, const T* bias, U* out, std::size_t rows,
+                         std::size_t cols, cudaStream_t stream = nullptr) {
+  check_activation<Activation, detail::compute_t<T>>();
+  using detail::array_role;
+  const std::size_t n = detail::checked_elements(rows, cols);
+  const detail::array_arg arrays[] = {detail::array_of(out, n, array_role::output),
+                                      detail::array_of(x, n, array_role::input_or_in_place),
+                                      detail::array_of(bias, cols, array_role::input)};
+  return detail::run_rows<VecWidth>(bias_op<Activation, U>{{}, act}, outputs(out), {cols}, rows,
+                                    cols, inputs(x, bias), {cols, std::size_t(0)}, arrays, 3,
+                                    stream, detail::declared_cost<Activation>);
+}
+
+/// Bytes of workspace bias_backward needs for [rows, cols] of T (partial column sums: one
+/// compute-type value per row chunk and column; a function of the shape only).
+template <class T, int VecWidth = auto_width>
+std::size_t bias_backward_workspace_bytes(std::size_t rows, std::size_t cols) {
+  return detail::bias_gradient_workspace<VecWidth, T>(rows, cols);
+}
+
+/// Backward of bias_forward: dx[r, c] = dy[r, c] * act'(x[r, c] + bias[c]) and dbias[c] = the sum
+/// over r of dx[r, c] (as stored in T), accumulated in float (double for double) in a fixed order
+/// that depends only on (rows, cols, T): the rows in chunks of consecutive rows, each chunk summed
+/// in row order, the chunks' sums added in chunk order (detail/kernels/column_sum.cuh). Equal
+/// inputs give bit-identical dbias on every run and GPU. dx may equal x or dy (in place); dbias
+/// overlaps nothing. rows == 0: dbias = 0. Two kernels; `workspace` (at least
+/// bias_backward_workspace_bytes, aligned to the compute type) holds the partial sums.
+template <int VecWidth = auto_width, class Activation, class T>
+cudaError_t bias_backward(Activation act, const T* x, const T* bias, const T* dy, T* dx, T* dbias,
+                          std::size_t rows, std::size_t cols, void* workspace,
+                          std::size_t workspace_bytes, cudaStream_t stream = nullptr) {
+  detail::check_gated_backward<Activation, detail::compute_t<T>>();
+  return detail::run_bias_gradient<VecWidth>(bias_gradient_op<Activation, T>{{}, act}, x, bias,
+                                             dy, dx, dbias, rows, cols, workspace,
+                                             workspace_bytes, stream);
+}
+
+/// bias_backward with its workspace from the stream-ordered allocator (cudaMallocAsync and
+/// cudaFreeAsync on `stream`; capturable in a CUDA graph).
+template <int VecWidth = auto_width, class Activation, class T>
+cudaError_t bias_backward(Activation act, const T* x, const T* bias, const T* dy, T* dx, T* dbias,
+                          std::size_t rows, std::size_t cols, cudaStream_t stream = nullptr) {
+  return bias_backward<VecWidth>(act, x, bias, dy, dx, dbias, rows, cols, nullptr, 0, stream);
+}
+
+// ---- activation + cast / quantize -------------------------------------------------------------
+
+/// out[i] = act(in[i]) stored as U: T float, double, __half, __nv_bfloat16; U any of those or
+/// __nv_fp8_e4m3 / __nv_fp8_e5m2 (round to nearest even; fp8 saturates to its largest finite
+/// value, NaN stays NaN). The activation computes at U's accuracy (rounded_to<U>).
+template <int VecWidth = auto_width, class Activation, class T, class U>
+cudaError_t forward_cast(Activation act, const T* in, U* out, std::size_t n,
+                         cudaStream_t stream = nullptr) {
+  check_activation<Activation, detail::compute_t<T>>();
+  return detail::run_elementwise<VecWidth>(forward_op<Activation, U>{{}, act}, outputs(out), n,
+                                           inputs(in), stream, detail::declared_cost<Activation>,
+                                           detail::every_input_in_place);
+}
+
+/// What forward_quantize does with *amax first.
+enum class amax_update {
+  reset,       ///< zero it on the stream first: *amax = max |act(in[i])| of this call
+  accumulate,  ///< keep it: *amax = max(*amax, max |act(in[i])|) (caller zeroes it when due)
+};
+
+/// out[i] = saturate(act(in[i]) * scale) stored as U (usually __nv_fp8_e4m3 or __nv_fp8_e5m2), and
+/// *amax = max over i of |act(in[i])| (unscaled, NaN skipped), a float in device memory: the
+/// recipe of TransformerEngine's Float8Quantizer (the caller derives the next scale and
+/// scale_inv = 1 / scale from the amax). One pass; one atomicMax per block. n == 0: nothing
+/// launched, *amax unchanged.
+template <int VecWidth = auto_width, class Activation, class T, class U>
+cudaError_t forward_quantize(Activation act, const T* in, U* out, std::size_t n, float scale,
+                             float* amax, amax_update update = amax_update::reset,
+                             cudaStream_t stream = nullptr) {
+  check_activation<Activation, detail::compute_t<T>>();
+  return detail::run_quantize<VecWidth>(detail::amax_op<Activation, U>{{}, act, scale, nullptr},
+                                        out, n, in, amax, update == amax_update::reset, stream,
+                                        detail::declared_cost<Activation>);
+}
+
+}  // namespace cuact
