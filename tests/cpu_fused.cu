@@ -1,0 +1,608 @@
+// Fused operations on the host (include/cuact/fused.cuh): the ops against float64 references over
+// every class of value and every dtype; compose / affine / linear and their chain-rule
+// derivatives; the row-wise body (packed GLU, bias) and the bias backward's two stages and the
+// quantizing body under simulated (row or chunk, thread) decompositions with every access
+// recorded; the row grid; and the entries' argument checks that need no GPU.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <cuact/cuact.cuh>
+
+#include "access_log.hpp"
+#include "catch.hpp"
+#include "support.hpp"
+
+using namespace cuact_test;
+using cuact::detail::compute_t;
+using cuact::detail::from_compute;
+using cuact::detail::to_compute;
+
+namespace {
+
+// ---- float64 references ---------------------------------------------------------------------
+
+/// The size of one ulp of T at v (T's denormal spacing below its smallest normal).
+template <class T>
+double ulp_of(double v) {
+  constexpr int m = format_of<T>::m, min_exp = 1 - format_of<T>::bias;
+  const int e = v == 0 || !std::isfinite(v) ? min_exp : std::max(std::ilogb(v), min_exp);
+  return std::ldexp(1.0, e - m);
+}
+
+/// actual within `ulps` of T's ulp at the float64 reference, or within `slack` (absolute, for
+/// gradients whose derivative factor crosses zero: relative to the upstream gradient); NaN where
+/// the reference is NaN; infinities equal.
+template <class T>
+bool close_to(T actual, double expected, double ulps, double slack = 0) {
+  const double a = to_double(actual);
+  if (std::isnan(expected) || std::isnan(a)) return std::isnan(expected) && std::isnan(a);
+  const double rounded = to_double(round_to<T>(expected));
+  if (std::isinf(rounded) || std::isinf(a)) {
+    return a == rounded || std::fabs(a - expected) <= ulps * ulp_of<T>(expected);
+  }
+  return std::fabs(a - expected) <= ulps * ulp_of<T>(expected) + slack;
+}
+
+/// v rounded to the compute type of T (where the fused op rounds an intermediate).
+template <class T>
+double in_compute(double v) {
+  return static_cast<double>(static_cast<compute_t<T>>(v));
+}
+
+template <class T>
+constexpr double float_ulps() {
+  return sizeof(T) >= 4 ? 8 : 2;  // fp32/fp64: activation (<= 4 ulp) and two roundings
+}
+template <class T>
+constexpr double epsilon() {
+  return std::ldexp(1.0, -format_of<T>::m);
+}
+
+template <class T>
+std::vector<T> hashed(std::uint64_t seed, std::size_t n) {
+  std::vector<T> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = hash_value<T>(seed, i);
+  return v;
+}
+
+/// Host bytes starting `offset` elements past a 256-byte boundary, 256 sentinel bytes around.
+template <class T>
+class guarded {
+ public:
+  guarded(std::size_t n, std::size_t offset)
+      : n_(n), bytes_(512 + (n + offset) * sizeof(T) + 256), storage_(new unsigned char[bytes_ + 256]) {
+    base_ = storage_.get() + (256 - reinterpret_cast<std::uintptr_t>(storage_.get()) % 256) + 256;
+    std::memset(storage_.get(), 0xA5, bytes_ + 256);
+    data_ = reinterpret_cast<T*>(base_ + offset * sizeof(T));
+  }
+  T* get() const { return data_; }
+  bool intact() const {
+    const unsigned char* end = reinterpret_cast<const unsigned char*>(data_ + n_);
+    for (const unsigned char* p = base_ - 256; p < reinterpret_cast<const unsigned char*>(data_); ++p) {
+      if (*p != 0xA5) return false;
+    }
+    for (const unsigned char* p = end; p < end + 256; ++p) {
+      if (*p != 0xA5) return false;
+    }
+    return true;
+  }
+
+ private:
+  std::size_t n_, bytes_;
+  std::unique_ptr<unsigned char[]> storage_;
+  unsigned char* base_;
+  T* data_;
+};
+
+}  // namespace
+
+// ---- composition ----------------------------------------------------------------------------
+
+TEST_CASE("fused: compose, affine and linear by the chain rule", "[cpu][fused]") {
+  const auto quick_gelu = cuact::compose(cuact::linear{1 / 1.702}, cuact::affine(cuact::silu{}, 1.702));
+  static_assert(cuact::is_heavy_v<decltype(quick_gelu)>);
+  static_assert(cuact::has_derivative_v<decltype(quick_gelu)>);
+  static_assert(!cuact::has_derivative_from_output_v<decltype(quick_gelu)>);
+  static_assert(cuact::has_derivative_from_output_v<cuact::affine_activation<cuact::relu>>);
+  static_assert(!cuact::is_heavy_v<cuact::composition<cuact::linear, cuact::relu>>);
+  static_assert(cuact::detail::declared_cost<cuact::composition<cuact::linear, cuact::linear>> ==
+                cuact::detail::cost_hint::light);
+  for (double x = -30; x <= 30; x += 0.0625) {
+    CAPTURE(x);
+    const double s = 1 / (1 + std::exp(-1.702 * x));
+    const double f = x * s, df = s + 1.702 * x * s * (1 - s);
+    CHECK(std::fabs(quick_gelu(x) - f) <= 1e-14 * std::fabs(f) + 1e-300);
+    CHECK(std::fabs(quick_gelu.derivative(x) - df) <= 1e-13 * std::fabs(df) + 1e-15);
+    CHECK(std::fabs(quick_gelu.gradient(3.0, x) - 3 * df) <= 3e-13 * std::fabs(df) + 1e-15);
+    const float xf = static_cast<float>(x);
+    // in float: alpha * x rounded to float first (the input is then exact for silu)
+    const double u = static_cast<double>(static_cast<float>(1.702) * xf);
+    const double want = static_cast<double>(static_cast<float>(1 / 1.702)) * (u / (1 + std::exp(-u)));
+    CHECK(close_to(quick_gelu(xf), want, 8, 1e-37));
+  }
+  // affine: alpha * act'(alpha x + beta); from the output for relu; a selection stays a selection
+  const auto shifted = cuact::affine(cuact::relu{}, -2.0, 1.0);
+  CHECK(shifted(1.0) == 0.0);
+  CHECK(shifted(0.25) == 0.5);
+  CHECK(shifted.derivative(0.25) == -2.0);
+  CHECK(shifted.derivative_from_output(0.5) == -2.0);
+  CHECK(shifted.gradient(std::numeric_limits<double>::infinity(), 1.0) == 0.0);  // relu's selection: not inf * 0
+  const auto doubled_relu = cuact::compose(cuact::linear{2.0}, cuact::relu{});
+  CHECK(doubled_relu.gradient(std::numeric_limits<double>::infinity(), -1.0) == 0.0);
+  CHECK(doubled_relu.gradient(1.5, 1.0) == 3.0);
+  // NaN through every part
+  CHECK(std::isnan(quick_gelu(NAN)));
+  CHECK(std::isnan(cuact::affine(cuact::gelu{}, 0.5, 1.0)(NAN)));
+}
+
+// ---- the ops against float64 ----------------------------------------------------------------
+
+TEMPLATE_TEST_CASE("fused: gated and bias ops against float64 with special values", "[cpu][fused]",
+                   CUACT_TEST_DTYPES) {
+  using T = TestType;
+  using C = compute_t<T>;
+  constexpr std::size_t n = 1 << 15;
+  const auto a = hashed<T>(1, n), b = hashed<T>(2, n), dy = hashed<T>(3, n);
+  std::size_t bad = 0;
+  const auto expect = [&](bool ok, const char* what, std::size_t i, T got, double want) {
+    if (ok) return;
+    if (++bad <= 8) {
+      FAIL_CHECK(what << " at " << i << ": a=" << describe(a[i]) << " b=" << describe(b[i])
+                      << " dy=" << describe(dy[i]) << " got " << describe(got) << " want " << want);
+    }
+  };
+  const double ulps = float_ulps<T>();
+  const cuact::gated_op<cuact::silu, T> swiglu{{}, {}};
+  const cuact::gated_gradient_op<cuact::silu, T> swiglu_grad{{}, {}};
+  const cuact::gated_gradient_op<cuact::relu, T> reglu_grad{{}, {}};
+  const cuact::bias_op<cuact::gelu, T> bias_gelu{{}, {}};
+  const cuact::bias_gradient_op<cuact::gelu, T> bias_gelu_grad{{}, {}};
+  for (std::size_t i = 0; i < n; ++i) {
+    const double ad = to_double(a[i]), bd = to_double(b[i]), dyd = to_double(dy[i]);
+    const C ac = to_compute(a[i]), bc = to_compute(b[i]), dyc = to_compute(dy[i]);
+    // The reference: each factor (act(a), act'(a), dy * b, x + bias) in float64 rounded to the
+    // compute type, as the op forms them; so an act'(a) that underflows in float makes inf * 0 a
+    // NaN in both (PyTorch's float kernels do the same).
+    const double silu_a = in_compute<T>(cuact::silu{}(ad));
+    const double dsilu_a = in_compute<T>(cuact::silu{}.derivative(ad));
+    // SwiGLU forward: silu(a) * b
+    const T out = from_compute<T>(swiglu(ac, bc));
+    expect(close_to(out, silu_a * bd, ulps), "swiglu", i, out, silu_a * bd);
+    // backward: da = (dy * b) * silu'(a), db = dy * silu(a)
+    const auto [da, db] = swiglu_grad(ac, bc, dyc);
+    const double upstream = in_compute<T>(dyd * bd);
+    const double da_ref = upstream * dsilu_a;
+    const T da_t = from_compute<T>(da), db_t = from_compute<T>(db);
+    expect(close_to(da_t, da_ref, ulps, 4 * epsilon<T>() * std::fabs(upstream)), "swiglu da", i, da_t, da_ref);
+    expect(close_to(db_t, dyd * silu_a, ulps), "swiglu db", i, db_t, dyd * silu_a);
+    // ReGLU backward: a selection, so inf * 0 never arises where a <= 0
+    const auto [rda, rdb] = reglu_grad(ac, bc, dyc);
+    const T rda_t = from_compute<T>(rda), rdb_t = from_compute<T>(rdb);
+    const double rda_ref = ad > 0 ? upstream : 0.0;
+    expect(close_to(rda_t, rda_ref, 0.5), "reglu da", i, rda_t, rda_ref);
+    expect(close_to(rdb_t, dyd * cuact::relu{}(ad), 0.5), "reglu db", i, rdb_t, dyd * cuact::relu{}(ad));
+    // bias + gelu: gelu(x + bias), the sum rounded to C
+    const double h = in_compute<T>(ad + bd);
+    const T bg = from_compute<T>(bias_gelu(ac, bc));
+    expect(close_to(bg, cuact::gelu{}(h), ulps), "bias gelu", i, bg, cuact::gelu{}(h));
+    const T bgd = from_compute<T>(bias_gelu_grad(ac, bc, dyc));
+    const double bgd_ref = dyd * in_compute<T>(cuact::gelu{}.derivative(h));
+    expect(close_to(bgd, bgd_ref, ulps, 4 * epsilon<T>() * std::fabs(dyd)), "bias gelu dx", i, bgd, bgd_ref);
+  }
+  CHECK(bad == 0);
+}
+
+TEST_CASE("fused: cast and quantize ops against float64", "[cpu][fused]") {
+  constexpr std::size_t n = 1 << 15;
+  const auto x = hashed<float>(4, n);
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double ref = cuact::silu{}(static_cast<double>(x[i]));
+    const __nv_bfloat16 cast = from_compute<__nv_bfloat16>(cuact::forward_op<cuact::silu, __nv_bfloat16>{{}, {}}(x[i]));
+    bad += !close_to(cast, ref, 1.5);
+    const __half cast_half = from_compute<__half>(cuact::forward_op<cuact::silu, __half>{{}, {}}(x[i]));
+    bad += !close_to(cast_half, ref, 1.5);
+    // fp8: saturating; within one e4m3 / e5m2 ulp of the scaled reference
+    float local = 0;
+    const float scale = 4.0f;
+    const cuact::detail::amax_op<cuact::gelu, __nv_fp8_e4m3> q{{}, {}, scale, &local};
+    const __nv_fp8_e4m3 e4 = from_compute<__nv_fp8_e4m3>(q(x[i]));
+    const double gref = cuact::gelu{}(static_cast<double>(x[i]));
+    const double scaled = gref * scale;
+    if (std::isnan(gref)) {
+      bad += !is_nan(e4);
+      bad += local != 0;  // NaN skipped by the amax
+    } else {
+      const double e4_max = 448;
+      const double want = std::fabs(scaled) > e4_max ? std::copysign(e4_max, scaled) : scaled;
+      const double got = to_double(e4);
+      bad += std::fabs(got - want) > ulp_of<__nv_fp8_e4m3>(std::fmin(std::fabs(want), e4_max)) + 1e-3 * std::fabs(want);
+      bad += std::isfinite(gref) && std::fabs(local - std::fabs(gref)) > 1e-2 * std::fabs(gref) + 1e-30;
+    }
+    const cuact::detail::amax_op<cuact::relu, __nv_fp8_e5m2> q5{{}, {}, 1.0f, &local};
+    const __nv_fp8_e5m2 e5 = from_compute<__nv_fp8_e5m2>(q5(x[i]));
+    const double r5 = cuact::relu{}(static_cast<double>(x[i]));
+    if (std::isnan(r5)) {
+      bad += !is_nan(e5);
+    } else {
+      const double want = std::fmin(r5, 57344.0);
+      bad += std::fabs(to_double(e5) - want) > 0.5 * ulp_of<__nv_fp8_e5m2>(want) + 1e-12;
+    }
+  }
+  CHECK(bad == 0);
+}
+
+// ---- the row-wise body under simulated grids ------------------------------------------------
+
+namespace {
+
+/// The rows kernel's loop, on the host: block row y of grid_y runs rows y, y + grid_y, ..., each
+/// with every thread of the x decomposition. One access log per row, holding that row's slices:
+/// so every slice must be read (or written) exactly once per row.
+template <class RowsParams, class Regions, class Check>
+void simulate_rows(const RowsParams& p, std::size_t grid_y, std::size_t threads, Regions&& regions,
+                   Check&& check) {
+  for (std::size_t y = 0; y < grid_y; ++y) {
+    for (std::size_t row = y; row < p.rows; row += grid_y) {
+      access_log log;
+      regions(log, row);
+      for (std::size_t t = 0; t < threads; ++t) {
+        log.set_thread(static_cast<std::int64_t>(t));
+        cuact::detail::rows_thread(p, row, t, threads, recording_access{&log});
+      }
+      check(log, row);
+    }
+  }
+}
+
+std::vector<std::size_t> thread_counts(std::size_t cols, std::size_t vec) {
+  const std::size_t model = std::max<std::size_t>(1, (cols + vec - 1) / vec);
+  return {1, 3, 32, model, 2 * model + 1};
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("fused: packed GLU and bias rows under simulated grids", "[cpu][fused]", float,
+                   __nv_bfloat16, double) {
+  using T = TestType;
+  using U = std::conditional_t<std::is_same_v<T, float>, __nv_bfloat16, T>;  // fp32 -> bf16 output
+  constexpr int V = cuact::detail::resolve_width<cuact::auto_width, cuact::detail::max_size_of<T, U>()>();
+  std::size_t cases = 0;
+  for (std::size_t rows : {1, 2, 5}) {
+    for (std::size_t cols : {1, 2, 3, 4, 7, 8, 9, 16, 33, 64}) {
+      for (std::size_t offset_in : {0, 1, 3}) {
+        for (std::size_t offset_out : {std::size_t(0), offset_in}) {
+          for (const cuact::gate_half half : {cuact::gate_half::first, cuact::gate_half::second}) {
+            CAPTURE(type_name<T>(), rows, cols, offset_in, offset_out, half == cuact::gate_half::first);
+            ++cases;
+            // ---- packed forward: out[r, c] = silu(a) * b ----
+            guarded<T> ab(rows * 2 * cols, offset_in);
+            guarded<U> out(rows * cols, offset_out);
+            for (std::size_t i = 0; i < rows * 2 * cols; ++i) ab.get()[i] = hash_value<T>(7, i);
+            const std::size_t a_at = half == cuact::gate_half::first ? 0 : cols, b_at = cols - a_at;
+            const cuact::gated_op<cuact::silu, U> op{{}, {}};
+            const auto p = cuact::detail::make_rows_params<V>(
+                op, cuact::outputs(out.get()), {cols}, rows, cols,
+                cuact::inputs<T, T>(ab.get() + a_at, ab.get() + b_at), {2 * cols, 2 * cols});
+            const bool co_aligned = offset_in == offset_out && (2 * cols) % V == 0 && cols % V == 0;
+            CHECK(p.row.head + p.row.vectors * V + p.row.tail == cols);
+            if (!co_aligned) CHECK(p.row.vectors == 0);
+            if (co_aligned && cols >= 2 * V) CHECK(p.row.vectors > 0);
+            for (std::size_t threads : thread_counts(cols, V)) {
+              for (std::size_t grid_y : {std::size_t(1), std::size_t(2), rows}) {
+                std::fill(out.get(), out.get() + rows * cols, from_bits<U>(0x7f));
+                std::size_t ra = 0, rb = 0, ro = 0;
+                simulate_rows(
+                    p, grid_y, threads,
+                    [&](access_log& log, std::size_t r) {
+                      ra = log.add_region(ab.get() + r * 2 * cols + a_at, cols * sizeof(T));
+                      rb = log.add_region(ab.get() + r * 2 * cols + b_at, cols * sizeof(T));
+                      ro = log.add_region(out.get() + r * cols, cols * sizeof(U));
+                    },
+                    [&](access_log& log, std::size_t) {
+                      INFO((log.errors().empty() ? std::string() : log.errors().front()));
+                      REQUIRE(log.errors().empty());
+                      REQUIRE(log.each_byte(ra, 1, 0));
+                      REQUIRE(log.each_byte(rb, 1, 0));
+                      REQUIRE(log.each_byte(ro, 0, 1));
+                    });
+                REQUIRE(out.intact());
+                REQUIRE(ab.intact());
+                for (std::size_t r = 0; r < rows; ++r) {
+                  for (std::size_t c = 0; c < cols; ++c) {
+                    const T* row = ab.get() + r * 2 * cols;
+                    const U want = from_compute<U>(op(to_compute(row[a_at + c]), to_compute(row[b_at + c])));
+                    REQUIRE(same_result(out.get()[r * cols + c], want));
+                  }
+                }
+              }
+            }
+            // ---- packed backward in place (dab == ab) and out of place ----
+            for (bool in_place : {false, true}) {
+              guarded<T> x(rows * 2 * cols, offset_in), dab_storage(rows * 2 * cols, offset_out);
+              guarded<T> dy(rows * cols, offset_out);
+              for (std::size_t i = 0; i < rows * 2 * cols; ++i) x.get()[i] = hash_value<T>(8, i);
+              for (std::size_t i = 0; i < rows * cols; ++i) dy.get()[i] = hash_value<T>(9, i);
+              const std::vector<T> x0(x.get(), x.get() + rows * 2 * cols);
+              T* dab = in_place ? x.get() : dab_storage.get();
+              const cuact::gated_gradient_op<cuact::gelu_tanh, T> g{{}, {}};
+              const std::size_t pitch = 2 * cols;
+              const auto pb = cuact::detail::make_rows_params<V>(
+                  g, cuact::outputs(dab + a_at, dab + b_at), {pitch, pitch}, rows, cols,
+                  cuact::inputs<T, T, T>(x.get() + a_at, x.get() + b_at, dy.get()), {pitch, pitch, cols});
+              std::size_t r_a = 0, r_b = 0, r_dy = 0, r_da = 0, r_db = 0;
+              simulate_rows(
+                  pb, 2, thread_counts(cols, V)[3],
+                  [&](access_log& log, std::size_t r) {
+                    r_a = log.add_region(x.get() + r * pitch + a_at, cols * sizeof(T));
+                    r_b = log.add_region(x.get() + r * pitch + b_at, cols * sizeof(T));
+                    r_dy = log.add_region(dy.get() + r * cols, cols * sizeof(T));
+                    r_da = in_place ? r_a : log.add_region(dab + r * pitch + a_at, cols * sizeof(T));
+                    r_db = in_place ? r_b : log.add_region(dab + r * pitch + b_at, cols * sizeof(T));
+                  },
+                  [&](access_log& log, std::size_t) {
+                    INFO((log.errors().empty() ? std::string() : log.errors().front()));
+                    REQUIRE(log.errors().empty());
+                    REQUIRE(log.each_byte(r_dy, 1, 0));
+                    REQUIRE(log.each_byte(r_a, 1, in_place ? 1 : 0));
+                    REQUIRE(log.each_byte(r_b, 1, in_place ? 1 : 0));
+                    if (!in_place) {
+                      REQUIRE(log.each_byte(r_da, 0, 1));
+                      REQUIRE(log.each_byte(r_db, 0, 1));
+                    }
+                  });
+              REQUIRE(x.intact());
+              REQUIRE(dab_storage.intact());
+              for (std::size_t r = 0; r < rows; ++r) {
+                for (std::size_t c = 0; c < cols; ++c) {
+                  const auto [da, db] = g(to_compute(x0[r * pitch + a_at + c]), to_compute(x0[r * pitch + b_at + c]),
+                                          to_compute(dy.get()[r * cols + c]));
+                  REQUIRE(same_result(dab[r * pitch + a_at + c], from_compute<T>(da)));
+                  REQUIRE(same_result(dab[r * pitch + b_at + c], from_compute<T>(db)));
+                }
+              }
+            }
+            // ---- bias forward: bias pitch 0, in place over x when the types agree ----
+            if (half == cuact::gate_half::first) {
+              guarded<T> x(rows * cols, offset_in), bias(cols, offset_out);
+              guarded<U> y(rows * cols, offset_out);
+              for (std::size_t i = 0; i < rows * cols; ++i) x.get()[i] = hash_value<T>(10, i);
+              for (std::size_t c = 0; c < cols; ++c) bias.get()[c] = hash_value<T>(11, c);
+              const cuact::bias_op<cuact::gelu, U> bop{{}, {}};
+              const auto pf = cuact::detail::make_rows_params<V>(
+                  bop, cuact::outputs(y.get()), {cols}, rows, cols,
+                  cuact::inputs<T, T>(x.get(), bias.get()), {cols, std::size_t(0)});
+              if (cols % V != 0 || offset_in != offset_out) CHECK(pf.row.vectors == 0);
+              std::size_t r_x = 0, r_bias = 0, r_y = 0;
+              simulate_rows(
+                  pf, 3, thread_counts(cols, V)[4],
+                  [&](access_log& log, std::size_t r) {
+                    r_x = log.add_region(x.get() + r * cols, cols * sizeof(T));
+                    r_bias = log.add_region(bias.get(), cols * sizeof(T));
+                    r_y = log.add_region(y.get() + r * cols, cols * sizeof(U));
+                  },
+                  [&](access_log& log, std::size_t) {
+                    REQUIRE(log.errors().empty());
+                    REQUIRE(log.each_byte(r_x, 1, 0));
+                    REQUIRE(log.each_byte(r_bias, 1, 0));  // once per row
+                    REQUIRE(log.each_byte(r_y, 0, 1));
+                  });
+              REQUIRE(y.intact());
+              for (std::size_t r = 0; r < rows; ++r) {
+                for (std::size_t c = 0; c < cols; ++c) {
+                  const U want = from_compute<U>(bop(to_compute(x.get()[r * cols + c]), to_compute(bias.get()[c])));
+                  REQUIRE(same_result(y.get()[r * cols + c], want));
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  CHECK(cases > 100);
+}
+
+// ---- bias backward: two stages, a fixed summation order ---------------------------------------
+
+TEMPLATE_TEST_CASE("fused: bias backward stages under simulated grids", "[cpu][fused]", float,
+                   __nv_bfloat16, __half, double) {
+  using T = TestType;
+  using A = compute_t<T>;
+  constexpr int V = 16 / sizeof(T);
+  for (std::size_t rows : {1, 2, 7, 300}) {
+    for (std::size_t cols : {1, 3, 8, 9, 40}) {
+      for (std::size_t offset : {0, 1}) {
+        CAPTURE(type_name<T>(), rows, cols, offset);
+        const std::size_t n = rows * cols;
+        guarded<T> x(n, offset), dy(n, offset), dx(n, offset), bias(cols, offset);
+        for (std::size_t i = 0; i < n; ++i) {
+          // finite values in [-4, 4): the sums stay finite, so the order check is meaningful
+          x.get()[i] = round_to<T>(std::ldexp(static_cast<double>(mix64(i * 3 + 1) % 4096) - 2048, -9));
+          dy.get()[i] = round_to<T>(std::ldexp(static_cast<double>(mix64(i * 5 + 2) % 4096) - 2048, -9));
+        }
+        for (std::size_t c = 0; c < cols; ++c) bias.get()[c] = round_to<T>(0.25 * static_cast<double>(c % 7) - 0.75);
+        const cuact::bias_gradient_op<cuact::gelu, T> op{{}, {}};
+        // a small thread target forces several chunks even for these small shapes
+        const cuact::detail::row_chunks chunks = cuact::detail::bias_gradient_chunks(rows, cols, V);
+        REQUIRE(chunks.chunks * chunks.rows_per_chunk >= rows);
+        REQUIRE((chunks.chunks - 1) * chunks.rows_per_chunk < rows);
+        std::vector<A> partial(chunks.chunks * cols);
+        auto p = cuact::detail::make_bias_gradient_params<V>(op, x.get(), bias.get(), dy.get(), dx.get(),
+                                                             partial.data(), rows, cols);
+        for (std::size_t per_chunk : {chunks.rows_per_chunk, std::size_t(1), std::size_t(3)}) {
+          p.rows_per_chunk = per_chunk;  // any chunking is correct; the entry's is shape-only
+          const std::size_t chunk_count = (rows + per_chunk - 1) / per_chunk;
+          partial.assign(chunk_count * cols, A(-1));
+          for (std::size_t threads : {std::size_t(1), std::size_t(5), cols + 3}) {
+            std::fill(dx.get(), dx.get() + n, from_bits<T>(0x7f));
+            for (std::size_t k = 0; k < chunk_count; ++k) {
+              access_log log;
+              const std::size_t first = k * per_chunk, end = std::min(rows, first + per_chunk);
+              const std::size_t r_x = log.add_region(x.get() + first * cols, (end - first) * cols * sizeof(T));
+              const std::size_t r_dy = log.add_region(dy.get() + first * cols, (end - first) * cols * sizeof(T));
+              const std::size_t r_dx = log.add_region(dx.get() + first * cols, (end - first) * cols * sizeof(T));
+              const std::size_t r_b = log.add_region(bias.get(), cols * sizeof(T));
+              const std::size_t r_p = log.add_region(partial.data() + k * cols, cols * sizeof(A));
+              for (std::size_t t = 0; t < threads; ++t) {
+                log.set_thread(static_cast<std::int64_t>(t));
+                cuact::detail::bias_gradient_thread(p, k, t, threads, recording_access{&log});
+              }
+              INFO((log.errors().empty() ? std::string() : log.errors().front()));
+              REQUIRE(log.errors().empty());
+              REQUIRE(log.each_byte(r_x, 1, 0));
+              REQUIRE(log.each_byte(r_dy, 1, 0));
+              REQUIRE(log.each_byte(r_dx, 0, 1));
+              REQUIRE(log.each_byte(r_b, 1, 0));
+              REQUIRE(log.each_byte(r_p, 0, 1));
+            }
+            REQUIRE(dx.intact());
+            std::vector<T> dbias(cols);
+            access_log log;
+            const std::size_t r_p = log.add_region(partial.data(), partial.size() * sizeof(A));
+            const std::size_t r_out = log.add_region(dbias.data(), cols * sizeof(T));
+            for (std::size_t t = 0; t < 4; ++t) {
+              log.set_thread(static_cast<std::int64_t>(t));
+              cuact::detail::column_sum_thread(partial.data(), chunk_count, cols, dbias.data(), t, 4,
+                                               recording_access{&log});
+            }
+            REQUIRE(log.errors().empty());
+            REQUIRE(log.each_byte(r_p, 1, 0));
+            REQUIRE(log.each_byte(r_out, 0, 1));
+            for (std::size_t c = 0; c < cols; ++c) {
+              A total = 0;  // the documented order: rows within a chunk, then chunks
+              double exact = 0;
+              for (std::size_t k = 0; k < chunk_count; ++k) {
+                A chunk_sum = 0;
+                for (std::size_t r = k * per_chunk; r < std::min(rows, (k + 1) * per_chunk); ++r) {
+                  const T want = from_compute<T>(op(to_compute(x.get()[r * cols + c]), to_compute(bias.get()[c]),
+                                                    to_compute(dy.get()[r * cols + c])));
+                  REQUIRE(same_result(dx.get()[r * cols + c], want));
+                  chunk_sum += static_cast<A>(to_compute(want));
+                  exact += to_double(want);
+                }
+                total = k == 0 ? chunk_sum : total + chunk_sum;
+              }
+              REQUIRE(same_result(dbias[c], from_compute<T>(total)));
+              CHECK(close_to(dbias[c], exact, 1, 1e-5 * rows));
+            }
+          }
+        }
+      }
+    }
+  }
+  // the chunking is a function of the shape alone, and covers the target of threads
+  const auto c1 = cuact::detail::bias_gradient_chunks(4096, 393216, 4);
+  CHECK(c1.chunks == 3);
+  CHECK(c1.rows_per_chunk == 1366);
+  const auto c2 = cuact::detail::bias_gradient_chunks(1 << 20, 16, 4);
+  CHECK(c2.chunks <= 65535);
+  CHECK(c2.chunks * c2.rows_per_chunk >= (1u << 20));
+}
+
+// ---- quantize: the per-thread body and its amax -----------------------------------------------
+
+TEST_CASE("fused: quantize body under simulated grids", "[cpu][fused]") {
+  constexpr int V = 4;
+  for (std::size_t n : {1, 3, 4, 5, 37, 1000}) {
+    for (std::size_t offset : {0, 1, 2}) {
+      CAPTURE(n, offset);
+      guarded<float> x(n, offset);
+      guarded<__nv_fp8_e4m3> out(n, offset);
+      for (std::size_t i = 0; i < n; ++i) x.get()[i] = hash_value<float>(12, i);
+      const float scale = 0.5f;
+      const cuact::detail::amax_op<cuact::gelu, __nv_fp8_e4m3> op{{}, {}, scale, nullptr};
+      const auto p = cuact::detail::make_params<V>(op, cuact::outputs(out.get()), n, cuact::inputs(x.get()));
+      float want_amax = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const float y = cuact::forward_op<cuact::gelu, __nv_fp8_e4m3>{{}, {}}(x.get()[i]);
+        if (std::fabs(y) > want_amax) want_amax = std::fabs(y);
+      }
+      for (std::size_t threads : {std::size_t(1), std::size_t(7), n + 2}) {
+        access_log log;
+        const std::size_t r_x = log.add_region(x.get(), n * sizeof(float));
+        const std::size_t r_out = log.add_region(out.get(), n);
+        float amax = 0;
+        for (std::size_t t = 0; t < threads; ++t) {
+          log.set_thread(static_cast<std::int64_t>(t));
+          amax = std::max(amax, cuact::detail::quantize_thread(p, t, threads, recording_access{&log}));
+        }
+        REQUIRE(log.errors().empty());
+        REQUIRE(log.each_byte(r_x, 1, 0));
+        REQUIRE(log.each_byte(r_out, 0, 1));
+        REQUIRE(out.intact());
+        CHECK(amax == want_amax);
+        for (std::size_t i = 0; i < n; ++i) {
+          float ignored = 0;
+          auto single = op;
+          single.amax = &ignored;
+          REQUIRE(same_result(out.get()[i], from_compute<__nv_fp8_e4m3>(single(x.get()[i]))));
+        }
+      }
+    }
+  }
+}
+
+// ---- launch grid and argument checks (no GPU needed: they reject before any CUDA call) ---------
+
+TEST_CASE("fused: rows grid", "[cpu][fused]") {
+  using cuact::detail::rows_grid_for;
+  auto g = rows_grid_for(4096, 98304, 0, 1, 1, 128);
+  CHECK(g.blocks_x == 768);
+  CHECK(g.blocks_y == 4096);
+  g = rows_grid_for(1 << 20, 10, 3, 2, 1, 128);
+  CHECK(g.blocks_x == 1);
+  CHECK(g.blocks_y == 65535);
+  g = rows_grid_for(101, 1000, 0, 2, 2, 128);
+  CHECK(g.blocks_x == 4);
+  CHECK(g.blocks_y == 51);
+  g = rows_grid_for(1, 0, 1, 1, 1, 128);  // one column, scalar
+  CHECK(g.blocks_x == 1);
+  CHECK(g.blocks_y == 1);
+}
+
+TEST_CASE("fused: arguments rejected before any launch", "[cpu][fused]") {
+  std::vector<float> host(1024);
+  float* p = host.data();
+  const float* q = host.data() + 512;
+  const auto invalid = cudaErrorInvalidValue;
+  const std::size_t huge = std::numeric_limits<std::size_t>::max() / 2;
+  // null
+  CHECK(cuact::gated_forward(cuact::silu{}, static_cast<const float*>(nullptr), q, p, 8) == invalid);
+  CHECK(cuact::gated_forward_packed(cuact::silu{}, static_cast<const float*>(nullptr), p, 2, 4) == invalid);
+  CHECK(cuact::bias_forward(cuact::gelu{}, q, static_cast<const float*>(nullptr), p, 2, 4) == invalid);
+  CHECK(cuact::bias_backward(cuact::gelu{}, q, q + 8, q + 16, p, static_cast<float*>(nullptr), 2, 4) == invalid);
+  CHECK(cuact::forward_quantize(cuact::gelu{}, q, reinterpret_cast<__nv_fp8_e4m3*>(p), 8, 1.0f, nullptr) == invalid);
+  // overlap: an output over an input other than exactly, outputs over each other
+  CHECK(cuact::gated_forward(cuact::silu{}, q, q + 8, const_cast<float*>(q) + 4, 8) == invalid);
+  CHECK(cuact::gated_backward(cuact::silu{}, q, q + 16, q + 32, p, p + 4, 8) == invalid);
+  CHECK(cuact::gated_forward_packed(cuact::silu{}, q, const_cast<float*>(q) + 8, 2, 4) == invalid);  // out inside ab
+  CHECK(cuact::gated_backward_packed(cuact::silu{}, q, q + 16, const_cast<float*>(q) + 2, 2, 4) == invalid);
+  CHECK(cuact::bias_forward(cuact::gelu{}, q, q + 8, const_cast<float*>(q) + 8, 2, 4) == invalid);  // out over bias
+  CHECK(cuact::bias_backward(cuact::gelu{}, q, q + 8, q + 16, p, p + 4, 2, 4) == invalid);  // dbias inside dx
+  CHECK(cuact::forward_quantize(cuact::gelu{}, q, reinterpret_cast<__nv_fp8_e4m3*>(p), 8, 1.0f, p + 1) == invalid);
+  // rows * cols overflowing size_t
+  CHECK(cuact::gated_forward_packed(cuact::silu{}, q, p, huge, 2) == invalid);
+  CHECK(cuact::gated_backward_packed(cuact::silu{}, q, q, p, huge / 2 + 1, 2) == invalid);
+  CHECK(cuact::bias_forward(cuact::gelu{}, q, q, p, 3, huge) == invalid);
+  CHECK(cuact::bias_backward(cuact::gelu{}, q, q, q, p, p + 512, huge, 4) == invalid);
+  // misaligned
+  const float* odd = reinterpret_cast<const float*>(reinterpret_cast<const char*>(q) + 1);
+  CHECK(cuact::gated_forward(cuact::silu{}, odd, q, p, 8) == invalid);
+  CHECK(cuact::bias_forward(cuact::gelu{}, q, odd, p, 2, 4) == invalid);
+  CHECK(cuact::gated_backward_packed(cuact::silu{}, odd, q, p, 2, 4) == invalid);
+  // workspace too small
+  CHECK(cuact::bias_backward(cuact::gelu{}, q, q + 8, q + 16, p, p + 8, 2, 4, p + 64, 4) == invalid);
+  // nothing to do
+  CHECK(cuact::gated_forward(cuact::silu{}, q, q, p, 0) == cudaSuccess);
+  CHECK(cuact::gated_forward_packed(cuact::silu{}, q, p, 0, 4) == cudaSuccess);
+  CHECK(cuact::bias_forward(cuact::gelu{}, q, q, p, 4, 0) == cudaSuccess);
+  CHECK(cuact::bias_backward(cuact::gelu{}, q, q, q, p, p, 4, 0) == cudaSuccess);
+}
