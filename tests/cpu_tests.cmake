@@ -1,9 +1,7 @@
-# CPU tests: run in CI with no GPU. The grid simulation is split per type so -j2 builds in parallel.
-foreach(type float double half bfloat16)
-  cuact_add_test(NAME cpu_grid_${type} KIND cpu SOURCES cpu_grid_${type}.cu)
-endforeach()
-cuact_add_test(NAME cpu_activations KIND cpu SOURCES cpu_activations.cu)
-cuact_add_test(NAME cpu_relu_mask KIND cpu SOURCES cpu_relu_mask.cu)
+# CPU tests (label cpu): run in CI with no GPU. The grid simulation is one executable in three
+# translation units so -j2 builds it in parallel.
+cuact_add_test(NAME cpu_grid KIND cpu SOURCES cpu_grid.cu cpu_grid_table.cu cpu_mask.cu)
+cuact_add_test(NAME cpu_support KIND cpu SOURCES cpu_support.cu)
 
 # README's code snippets are the examples' (tools/readme_snippets.py rewrites them).
 find_package(Python3 COMPONENTS Interpreter)

@@ -1,16 +1,21 @@
-// A recording memory access for the per-thread bodies: the CPU tests run the very index logic the
-// GPU runs (cuact::elementwise_thread, relu_mask_forward_thread) over host arrays, and this checks
-// every access the body makes.
+// A recording memory access for cuact's per-thread bodies (cuact::elementwise_thread,
+// detail::sign_mask_forward_thread): the CPU tests run the very index logic the GPU runs over host
+// arrays, and this checks every access the body makes. Plus host arrays with guard bytes around
+// them, and the loop that runs every thread of a simulated grid.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace cuact_test {
 
-/// Registered arrays and, per byte, which simulated thread read and wrote it and how often.
+/// Registered arrays and, per byte, which simulated thread touched it and how often it was read
+/// and written.
 class access_log {
  public:
   /// Registers [begin, begin + bytes); returns its index.
@@ -71,7 +76,7 @@ class access_log {
   std::int64_t thread_ = 0;
 };
 
-/// The Access policy that cuact's per-thread bodies take: records, then performs, each access.
+/// The Access policy cuact's per-thread bodies take: records, then performs, each access.
 struct recording_access {
   access_log* log;
   template <class Vector>
@@ -86,14 +91,48 @@ struct recording_access {
   }
 };
 
-/// Runs body(thread, num_threads) for every thread of a simulated grid, in block order.
+struct grid_shape {
+  std::size_t blocks, threads;
+};
+
+/// Runs body(thread, num_threads) for every thread of a simulated grid, in thread order.
 template <class Body>
-void simulate_grid(access_log& log, std::size_t blocks, std::size_t threads_per_block, Body&& body) {
-  const std::size_t num_threads = blocks * threads_per_block;
+void simulate_grid(access_log& log, grid_shape grid, Body&& body) {
+  const std::size_t num_threads = grid.blocks * grid.threads;
   for (std::size_t t = 0; t < num_threads; ++t) {
     log.set_thread(static_cast<std::int64_t>(t));
     body(t, num_threads);
   }
 }
+
+/// Host bytes whose data starts `offset` bytes past a 256-byte boundary, with at least 256 guard
+/// bytes on either side; everything starts as the sentinel.
+class guarded_host_bytes {
+ public:
+  static constexpr std::size_t guard = 256;
+  static constexpr unsigned char sentinel = 0xA5;
+  guarded_host_bytes(std::size_t bytes, std::size_t offset)
+      : bytes_(bytes),
+        offset_(guard + offset),
+        total_((offset_ + bytes + guard + 255) / 256 * 256),
+        storage_(static_cast<unsigned char*>(std::aligned_alloc(256, total_)), &std::free) {
+    std::memset(storage_.get(), sentinel, total_);
+  }
+  void* data() const { return storage_.get() + offset_; }
+  bool guards_intact() const {
+    const unsigned char* p = storage_.get();
+    for (std::size_t b = 0; b < offset_; ++b) {
+      if (p[b] != sentinel) return false;
+    }
+    for (std::size_t b = offset_ + bytes_; b < total_; ++b) {
+      if (p[b] != sentinel) return false;
+    }
+    return true;
+  }
+
+ private:
+  std::size_t bytes_, offset_, total_;
+  std::unique_ptr<unsigned char, void (*)(void*)> storage_;
+};
 
 }  // namespace cuact_test

@@ -1,17 +1,20 @@
-// The CPU grid simulation: cuact's per-thread body (elementwise_thread) run for every thread of
-// simulated grids over host arrays, for every width x op x in/out-of-place x misalignment x n.
-// Each case checks, for each grid: every access inside its array and aligned to its width, every
-// output element written exactly once, every input element read exactly once by the thread that
-// writes the element, and every value against the float64 reference.
+// The CPU grid simulation: cuact::elementwise_thread, the per-thread body the GPU runs, run for
+// every thread of a simulated grid over guarded host arrays with a recording access. One case
+// checks, for every grid it is given: the head / vectors / tail split the alignment allows, every
+// access inside its array and aligned to its size, every input byte read once and every output byte
+// written once (in place: read, then written, by the same thread), no byte touched by two threads,
+// the guard bytes around every array untouched, unchanged inputs, and every output equal to the
+// reference evaluation of the same op at that element (ops.hpp's evaluate).
+//
+// Any number of inputs and outputs, each with its own element type.
 #pragma once
 
-#include <catch2/catch.hpp>
+#include <cuda/std/tuple>
 
-#include <array>
-#include <cstdlib>
-#include <functional>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
-#include <random>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -19,179 +22,294 @@
 #include <cuact/cuact.cuh>
 
 #include "access_log.hpp"
-#include "test_support.hpp"
+#include "catch.hpp"
+#include "ops.hpp"
+#include "support.hpp"
 
 namespace cuact_test {
 
-/// Host memory aligned to 256 bytes, so element offsets 0..15 give every misalignment.
-template <class T>
-struct host_array {
-  explicit host_array(std::size_t count)
-      : storage(static_cast<T*>(std::aligned_alloc(256, ((count * sizeof(T) + 255) / 256 + 1) * 256)),
-                &std::free) {}
-  std::unique_ptr<T, void (*)(void*)> storage;
-  T* get() const { return storage.get(); }
+/// Where one case's arrays sit and what runs over them.
+struct sim_layout {
+  std::size_t n = 0;
+  std::size_t in_offset[4] = {};   ///< per input: elements past a 256-byte boundary
+  std::size_t out_offset[4] = {};  ///< per output
+  int in_place = -1;               ///< output 0 is this input (same type), or -1
+  unsigned vectors_per_thread = 1;
+  std::uint64_t seed = 0;
 };
 
-struct grid_shape {
-  std::size_t blocks, threads;
+inline std::string describe_layout(const sim_layout& l, int inputs, int outputs) {
+  std::string s = "n=" + std::to_string(l.n) + " in_offsets=(";
+  for (int k = 0; k < inputs; ++k) s += (k ? "," : "") + std::to_string(l.in_offset[k]);
+  s += ") out_offsets=(";
+  for (int m = 0; m < outputs; ++m) s += (m ? "," : "") + std::to_string(l.out_offset[m]);
+  return s + ") in_place=" + std::to_string(l.in_place) +
+         " vectors_per_thread=" + std::to_string(l.vectors_per_thread) +
+         " seed=" + std::to_string(l.seed);
+}
+
+/// What a case found: problems (empty when it passed) and the number of wrong elements.
+struct sim_result {
+  std::string problems;
+  std::size_t bad = 0;
 };
 
-/// One case: N inputs at element offsets `offsets`, the output at `out_offset`, or in place over
-/// input `in_place` (-1: out of place). `reference` maps N doubles to the expected double.
-template <class T, int Width, std::size_t N, class Op, class Reference>
-void check_grid_case(const Op& op, const Reference& reference, int max_ulp, std::size_t n,
-                     const std::array<std::size_t, N>& offsets, std::size_t out_offset, int in_place,
-                     const std::vector<grid_shape>& grids, std::mt19937_64& rng) {
-  CAPTURE(type_name<T>(), Width, N, n, out_offset, in_place);
-  std::vector<std::vector<T>> values(N);
-  for (auto& v : values) v = random_values<T>(n, rng);
-  std::vector<double> expected(n), slack(n, 0.0);
-  std::vector<T> poison(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    std::array<double, N> args;
-    for (std::size_t k = 0; k < N; ++k) args[k] = to_double(values[k][i]);
-    expected[i] = std::apply(reference, args);
-    if constexpr (N == 2) slack[i] = underflow_slack<cuact::detail::compute_t<T>>(args[1]);
-    poison[i] = poison_for(round_to<T>(expected[i]));
-  }
-  std::vector<host_array<T>> inputs;
-  for (std::size_t k = 0; k < N; ++k) inputs.emplace_back(n + 16);
-  host_array<T> separate_output(n + 16);
+template <int V, class Op, class Outputs, class Inputs>
+class elementwise_sim;
 
-  std::array<T*, N> in_ptrs;
-  for (std::size_t k = 0; k < N; ++k) in_ptrs[k] = inputs[k].get() + offsets[k];
-  T* const out = in_place >= 0 ? in_ptrs[in_place] : separate_output.get() + out_offset;
+/// One case of `Op` with vector width V over outputs Out... and inputs In...
+template <int V, class Op, class... Out, class... In>
+class elementwise_sim<V, Op, cuact::detail::type_list<Out...>, cuact::detail::type_list<In...>> {
+  static constexpr std::size_t num_in = sizeof...(In), num_out = sizeof...(Out);
+  using in_seq = std::index_sequence_for<In...>;
+  using out_seq = std::index_sequence_for<Out...>;
+  template <std::size_t K>
+  using in_t = std::tuple_element_t<K, std::tuple<In...>>;
+  template <std::size_t M>
+  using out_t = std::tuple_element_t<M, std::tuple<Out...>>;
 
-  const auto params = std::apply(
-      [&](auto*... in) { return cuact::make_elementwise_params<Width>(op, out, n, static_cast<const T*>(in)...); },
-      in_ptrs);
-  // The split is what the alignment allows: vectors whenever every pointer is co-aligned.
-  const auto misalignment = [](const T* p) { return reinterpret_cast<std::uintptr_t>(p) % (sizeof(T) * Width); };
-  bool co_aligned = true;
-  for (T* p : in_ptrs) co_aligned = co_aligned && misalignment(p) == misalignment(out);
-  REQUIRE(params.head + params.vectors * Width + params.tail == n);
-  if (co_aligned) {
-    REQUIRE(params.head < static_cast<std::size_t>(Width));
-    REQUIRE(params.tail < static_cast<std::size_t>(Width));
-    REQUIRE((params.vectors == 0 || misalignment(out + params.head) == 0));
-  } else {
-    REQUIRE(params.vectors == 0);
-  }
-
-  for (const grid_shape& grid : grids) {
-    CAPTURE(grid.blocks, grid.threads);
-    for (std::size_t k = 0; k < N; ++k) std::copy(values[k].begin(), values[k].end(), in_ptrs[k]);
-    if (in_place < 0) std::copy(poison.begin(), poison.end(), out);
-    access_log log;
-    std::vector<std::size_t> input_regions;
-    for (std::size_t k = 0; k < N; ++k) input_regions.push_back(log.add_region(in_ptrs[k], n * sizeof(T)));
-    const std::size_t out_region = in_place >= 0 ? input_regions[in_place] : log.add_region(out, n * sizeof(T));
-    simulate_grid(log, grid.blocks, grid.threads, [&](std::size_t t, std::size_t num_threads) {
-      cuact::elementwise_thread(params, t, num_threads, recording_access{&log});
-    });
-    INFO((log.errors().empty() ? std::string() : log.errors().front()));
-    REQUIRE(log.errors().empty());
-    for (std::size_t k = 0; k < N; ++k) {
-      REQUIRE(log.each_byte(input_regions[k], 1, static_cast<int>(k) == in_place ? 1 : 0));
+ public:
+  elementwise_sim(const Op& op, const sim_layout& layout) : op_(op), l_(layout) {
+    const std::size_t in_size[] = {sizeof(In)...};
+    const std::size_t out_size[] = {sizeof(Out)...};
+    for (std::size_t k = 0; k < num_in; ++k) {
+      in_.push_back(std::make_unique<guarded_host_bytes>(l_.n * in_size[k], l_.in_offset[k] * in_size[k]));
     }
-    if (in_place < 0) REQUIRE(log.each_byte(out_region, 0, 1));
-    std::size_t mismatches = 0, first_bad = n;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (!matches(out[i], expected[i], max_ulp, slack[i])) {
-        if (mismatches++ == 0) first_bad = i;
+    for (std::size_t m = 0; m < num_out; ++m) {
+      out_.push_back(std::make_unique<guarded_host_bytes>(l_.n * out_size[m], l_.out_offset[m] * out_size[m]));
+    }
+    if (l_.in_place >= 0 && in_size[l_.in_place] != out_size[0]) {
+      result_.problems += "bad layout: in place over an input of another size; ";
+    }
+    inputs_ = input_pointers(in_seq{});
+    outputs_ = output_pointers(out_seq{});
+    fill_inputs(in_seq{});
+    expected_resize(out_seq{});
+    for (std::size_t i = 0; i < l_.n; ++i) store_expected(i, evaluate_at(i, in_seq{}), out_seq{});
+  }
+
+  /// The launch arguments the case's grids run with.
+  auto params() const {
+    return cuact::make_elementwise_params<V>(op_, cuact::detail::output_arrays<Out...>{outputs_},
+                                             l_.n, cuact::detail::input_arrays<In...>{inputs_},
+                                             l_.vectors_per_thread);
+  }
+
+  /// Runs every grid; returns what failed.
+  sim_result run(const std::vector<grid_shape>& grids) {
+    const auto p = params();
+    check_split(p);
+    for (const grid_shape& grid : grids) {
+      if (!result_.problems.empty()) break;
+      run_grid(p, grid);
+    }
+    return result_;
+  }
+
+ private:
+  template <std::size_t... K>
+  cuda::std::tuple<const In*...> input_pointers(std::index_sequence<K...>) const {
+    return cuda::std::tuple<const In*...>(static_cast<const In*>(in_[K]->data())...);
+  }
+  template <std::size_t... M>
+  cuda::std::tuple<Out*...> output_pointers(std::index_sequence<M...>) const {
+    return cuda::std::tuple<Out*...>(static_cast<Out*>(
+        M == 0 && l_.in_place >= 0 ? in_[static_cast<std::size_t>(l_.in_place)]->data() : out_[M]->data())...);
+  }
+  template <std::size_t... K>
+  void fill_inputs(std::index_sequence<K...>) {
+    (fill_input<K>(), ...);
+  }
+  template <std::size_t K>
+  void fill_input() {
+    auto* p = static_cast<in_t<K>*>(in_[K]->data());
+    for (std::size_t i = 0; i < l_.n; ++i) p[i] = hash_value<in_t<K>>(l_.seed + K, i);
+  }
+  template <std::size_t... K>
+  cuda::std::tuple<Out...> evaluate_at(std::size_t i, std::index_sequence<K...>) const {
+    return evaluate<Out...>(op_, i, hash_value<In>(l_.seed + K, i)...);
+  }
+  template <std::size_t... M>
+  void expected_resize(std::index_sequence<M...>) {
+    (std::get<M>(expected_).resize(l_.n), ...);
+  }
+  template <std::size_t... M>
+  void store_expected(std::size_t i, const cuda::std::tuple<Out...>& r, std::index_sequence<M...>) {
+    ((std::get<M>(expected_)[i] = cuda::std::get<M>(r)), ...);
+  }
+
+  /// head + vectors + tail = n; vectors only when every pointer has the same element offset from
+  /// its V-element boundary, and then a head shorter than V that reaches it.
+  template <class Params>
+  void check_split(const Params& p) {
+    std::vector<std::pair<std::uintptr_t, std::size_t>> pointers;  // address, element size
+    cuda::std::apply([&](auto*... q) { (pointers.push_back({reinterpret_cast<std::uintptr_t>(q), sizeof(*q)}), ...); },
+                     cuda::std::tuple_cat(outputs_, inputs_));
+    bool co_aligned = true;
+    for (const auto& [address, size] : pointers) {
+      co_aligned = co_aligned && address / size % V == pointers[0].first / pointers[0].second % V;
+    }
+    std::string& problems = result_.problems;
+    if (p.head + p.vectors * V + p.tail != l_.n) problems += "head + vectors * V + tail != n; ";
+    if (co_aligned) {
+      if (p.head >= static_cast<std::size_t>(V) && l_.n > p.head) problems += "head >= V; ";
+      if (p.tail >= static_cast<std::size_t>(V)) problems += "tail >= V; ";
+      for (const auto& [address, size] : pointers) {
+        if (p.vectors != 0 && (address + p.head * size) % (size * V) != 0) {
+          problems += "first vector misaligned; ";
+        }
+      }
+    } else if (p.vectors != 0) {
+      problems += "vectors over pointers that are not co-aligned; ";
+    }
+  }
+
+  template <class Params>
+  void run_grid(const Params& p, grid_shape grid) {
+    fill_inputs(in_seq{});
+    poison_outputs(out_seq{});
+    access_log log;
+    std::vector<std::size_t> in_region, out_region;
+    for (std::size_t k = 0; k < num_in; ++k) {
+      const std::size_t bytes = l_.n * sizes_in()[k];
+      in_region.push_back(log.add_region(in_[k]->data(), bytes));
+    }
+    for (std::size_t m = 0; m < num_out; ++m) {
+      const bool aliased = m == 0 && l_.in_place >= 0;
+      out_region.push_back(aliased ? in_region[static_cast<std::size_t>(l_.in_place)]
+                                   : log.add_region(out_[m]->data(), l_.n * sizes_out()[m]));
+    }
+    simulate_grid(log, grid, [&](std::size_t t, std::size_t num_threads) {
+      cuact::elementwise_thread(p, t, num_threads, recording_access{&log});
+    });
+    std::string& problems = result_.problems;
+    const std::string where = " (grid " + std::to_string(grid.blocks) + "x" + std::to_string(grid.threads) + ")";
+    for (const std::string& e : log.errors()) problems += e + where + "; ";
+    for (std::size_t k = 0; k < num_in; ++k) {
+      const int writes = static_cast<int>(k) == l_.in_place ? 1 : 0;
+      if (!log.each_byte(in_region[k], 1, writes)) {
+        problems += "input " + std::to_string(k) + " not read exactly once" + where + "; ";
+      }
+      if (!in_[k]->guards_intact()) problems += "bytes around input " + std::to_string(k) + " changed; ";
+    }
+    for (std::size_t m = 0; m < num_out; ++m) {
+      if (m == 0 && l_.in_place >= 0) continue;
+      if (!log.each_byte(out_region[m], 0, 1)) {
+        problems += "output " + std::to_string(m) + " not written exactly once" + where + "; ";
+      }
+      if (!out_[m]->guards_intact()) problems += "bytes around output " + std::to_string(m) + " changed; ";
+    }
+    check_inputs(in_seq{});
+    check_outputs(out_seq{}, where);
+  }
+
+  static const std::size_t* sizes_in() {
+    static const std::size_t s[] = {sizeof(In)...};
+    return s;
+  }
+  static const std::size_t* sizes_out() {
+    static const std::size_t s[] = {sizeof(Out)...};
+    return s;
+  }
+
+  template <std::size_t... M>
+  void poison_outputs(std::index_sequence<M...>) {
+    (poison_output<M>(), ...);
+  }
+  template <std::size_t M>
+  void poison_output() {
+    if (M == 0 && l_.in_place >= 0) return;
+    auto* p = static_cast<out_t<M>*>(out_[M]->data());
+    for (std::size_t i = 0; i < l_.n; ++i) p[i] = poison_for(std::get<M>(expected_)[i]);
+  }
+  template <std::size_t... K>
+  void check_inputs(std::index_sequence<K...>) {
+    (check_input<K>(), ...);
+  }
+  template <std::size_t K>
+  void check_input() {
+    if (static_cast<int>(K) == l_.in_place) return;
+    const auto* p = static_cast<const in_t<K>*>(in_[K]->data());
+    for (std::size_t i = 0; i < l_.n; ++i) {
+      if (bits_of(p[i]) != hash_bits<in_t<K>>(l_.seed + K, i)) {
+        result_.problems += "input " + std::to_string(K) + " modified at " + std::to_string(i) + "; ";
+        return;
       }
     }
-    if (mismatches != 0) {
-      std::array<double, N> args;
-      for (std::size_t k = 0; k < N; ++k) args[k] = to_double(values[k][first_bad]);
-      CAPTURE(first_bad, args[0], expected[first_bad], to_double(out[first_bad]));
-      REQUIRE(mismatches == 0);
+  }
+  template <std::size_t... M>
+  void check_outputs(std::index_sequence<M...>, const std::string& where) {
+    (check_output<M>(where), ...);
+  }
+  template <std::size_t M>
+  void check_output(const std::string& where) {
+    const auto* p = static_cast<const out_t<M>*>(outputs_pointer<M>());
+    const auto& expected = std::get<M>(expected_);
+    for (std::size_t i = 0; i < l_.n; ++i) {
+      if (same_result(p[i], expected[i])) continue;
+      if (result_.bad++ < 4) {
+        result_.problems += "output " + std::to_string(M) + " element " + std::to_string(i) +
+                            " is " + describe(p[i]) + ", expected " + describe(expected[i]) + where + "; ";
+      }
     }
   }
+  template <std::size_t M>
+  const void* outputs_pointer() const {
+    return cuda::std::get<M>(outputs_);
+  }
+
+  Op op_;
+  sim_layout l_;
+  std::vector<std::unique_ptr<guarded_host_bytes>> in_, out_;
+  cuda::std::tuple<const In*...> inputs_;
+  cuda::std::tuple<Out*...> outputs_;
+  std::tuple<std::vector<Out>...> expected_;
+  sim_result result_;
+};
+
+/// Runs one case: op over outputs Out... and inputs In... with vector width V under every grid.
+template <int V, class... Out, class... In, class Op>
+sim_result simulate_elementwise(const Op& op, cuact::detail::type_list<Out...> outs,
+                                cuact::detail::type_list<In...> ins, const sim_layout& layout,
+                                const std::vector<grid_shape>& grids) {
+  (void)outs;
+  (void)ins;
+  elementwise_sim<V, Op, cuact::detail::type_list<Out...>, cuact::detail::type_list<In...>> sim(op, layout);
+  return sim.run(grids);
 }
 
-/// Sizes that straddle vector edges for width W.
-inline std::vector<std::size_t> edge_sizes(int width) {
-  const std::size_t w = static_cast<std::size_t>(width);
-  return {0, 1, 2, w - 1, w, w + 1, 2 * w + 1, 31, 32, 33, 1000, 4099};
-}
-
-/// The grids every case runs under: one warp, one block, odd small grids, the launcher's own
-/// one-pass grid, and a grid far larger than the work.
-template <class T, class Op, int NumInputs>
-std::vector<grid_shape> grids_for(std::size_t work_items, bool all) {
-  const auto [grid, block] = cuact::detail::launch_dims<T, Op, NumInputs>(work_items);
-  const std::size_t launcher = grid.x;
-  std::vector<grid_shape> grids{{1, 32}, {launcher, block.x}};
+/// The grid cuact's launch model gives a launch of `p` with the params' vectors_per_thread in
+/// `passes` grid-stride steps (detail::model_launch_shape, 128-thread blocks), and with `all` a
+/// few others every body must survive: one thread, one warp, an odd grid, a grid far larger than
+/// the work.
+template <class Params>
+std::vector<grid_shape> grids_for(const Params& p, bool all, std::size_t passes = 1) {
+  const std::size_t k = static_cast<std::size_t>(p.effective_vectors_per_thread()) * passes;
+  const std::size_t vector_threads = (p.vectors + k - 1) / k;
+  const std::size_t threads = std::max(vector_threads, p.head + p.tail);
+  const std::size_t block = cuact::detail::threads_per_block;
+  const grid_shape model{std::max<std::size_t>(1, cuact::detail::grid_blocks(threads, block)), block};
+  std::vector<grid_shape> grids{model};
   if (all) {
-    grids.push_back({3, 64});
     grids.push_back({1, 1});
-    grids.push_back({4 * launcher + 7, 128});
+    grids.push_back({1, 32});
+    grids.push_back({3, 37});
+    grids.push_back({2 * model.blocks + 1, block});
   }
   return grids;
 }
 
-/// An op's reference and tolerance for the matrix.
-template <std::size_t N, class Op, class Reference>
-struct op_case {
-  const char* name;
-  Op op;
-  Reference reference;
-  int max_ulp;
-};
-template <std::size_t N, class Op, class Reference>
-op_case<N, Op, Reference> make_op_case(const char* name, Op op, Reference reference, int max_ulp) {
-  return {name, op, reference, max_ulp};
-}
-
-/// The whole matrix for one op, one type and one width.
-template <class T, int Width, std::size_t N, class Op, class Reference>
-void run_grid_matrix(const op_case<N, Op, Reference>& c, std::mt19937_64& rng) {
-  CAPTURE(c.name);
-  for (std::size_t n : edge_sizes(Width)) {
-    for (std::size_t offset = 0; offset < 16; ++offset) {
-      const bool all_grids = offset == 0 || offset == 3;
-      std::array<std::size_t, N> same;
-      same.fill(offset);
-      const std::size_t work = n;  // an upper bound on work_items; grids_for only needs a size
-      for (int in_place = -1; in_place < static_cast<int>(N); ++in_place) {
-        check_grid_case<T, Width, N>(c.op, c.reference, c.max_ulp, n, same, offset, in_place,
-                                     grids_for<T, Op, static_cast<int>(N)>(work, all_grids), rng);
-      }
-      // pointers with different misalignments: the scalar path
-      std::array<std::size_t, N> shifted;
-      for (std::size_t k = 0; k < N; ++k) shifted[k] = (offset + 1 + k) % 16;
-      check_grid_case<T, Width, N>(c.op, c.reference, c.max_ulp, n, shifted, offset, -1,
-                                   grids_for<T, Op, static_cast<int>(N)>(work, false), rng);
-    }
+/// Counts a case and reports it to Catch when it failed (the first 10 failures in full).
+inline void report_case(const sim_result& r, const std::string& what, tally& total, std::size_t n) {
+  ++total.cases;
+  total.elements += n;
+  if (r.problems.empty()) return;
+  ++total.failed_cases;
+  total.bad_elements += r.bad;
+  if (total.failed_cases <= 10) {
+    INFO(what);
+    FAIL_CHECK(r.problems);
   }
-}
-
-/// Every width that fits 16 bytes for T.
-template <class T, std::size_t N, class Op, class Reference>
-void run_grid_matrix_all_widths(const op_case<N, Op, Reference>& c, std::mt19937_64& rng) {
-  run_grid_matrix<T, 1>(c, rng);
-  run_grid_matrix<T, 2>(c, rng);
-  if constexpr (sizeof(T) * 4 <= 16) run_grid_matrix<T, 4>(c, rng);
-  if constexpr (sizeof(T) * 8 <= 16) run_grid_matrix<T, 8>(c, rng);
-}
-
-/// The forward and backward ops of relu and selu, with their float64 references.
-template <class T>
-void run_all_ops(std::mt19937_64& rng) {
-  const int selu_ulp = selu_max_ulp<T>();
-  run_grid_matrix_all_widths<T>(make_op_case<1>("relu", cuact::relu{}, relu_ref, 0), rng);
-  run_grid_matrix_all_widths<T>(make_op_case<1>("selu", cuact::selu{}, selu_ref, selu_ulp), rng);
-  run_grid_matrix_all_widths<T>(
-      make_op_case<2>("relu backward", cuact::detail::gradient_from_input<cuact::relu>{}, relu_grad_ref, 0), rng);
-  run_grid_matrix_all_widths<T>(
-      make_op_case<2>("selu backward", cuact::detail::gradient_from_input<cuact::selu>{},
-                      selu_grad_ref<cuact::detail::compute_t<T>>, selu_ulp), rng);
-  run_grid_matrix_all_widths<T>(make_op_case<2>("selu backward from output",
-                                                cuact::detail::gradient_from_output<cuact::selu>{},
-                                                selu_grad_from_output_ref, selu_ulp),
-                                rng);
 }
 
 }  // namespace cuact_test

@@ -1,0 +1,318 @@
+// CPU grid simulation of the elementwise engine (common/grid_simulation.hpp): the per-thread body
+// the GPU runs, over host arrays with every access recorded, for every vector width, every
+// vectors_per_thread the kernel allows, pointer offsets 0..15, sizes straddling vector and
+// grid-stride tile edges, in and out of place, and the grids the launch model gives (plus one
+// thread, one warp, odd and oversized grids); multiple outputs and mixed element types; the launch
+// model's shapes; validation's overlap rules. Every activation of the op table: cpu_grid_table.cu.
+#include <algorithm>
+#include <climits>
+#include <limits>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "catch.hpp"
+#include "grid_simulation.hpp"
+
+using namespace cuact_test;
+using cuact::detail::type_list;
+
+namespace {
+
+/// Sizes that straddle the edges of V-element vectors and of grid-stride tiles (k vectors per
+/// thread over a 3 x 37-thread grid, and over two 128-thread blocks).
+std::vector<std::size_t> edge_sizes(std::size_t v, std::size_t k) {
+  std::vector<std::size_t> sizes{0, 1, 2, v - 1, v, v + 1, 2 * v + 1, 33};
+  for (std::size_t tile : {k * v * 111, k * v * 256}) {
+    sizes.push_back(tile - 1);
+    sizes.push_back(tile + v + 1);
+  }
+  sizes.push_back(k * v * 256 + 15);  // plus a 15-element head
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+/// One pass of relu over T with width W: every vectors_per_thread, size, offset and placement.
+template <class T, cuact_test::pass P, int W>
+void relu_matrix(tally& total) {
+  constexpr int inputs = pass_inputs(P);
+  constexpr int V = resolved_width(W, sizeof(T));
+  const auto op = pass_op<P, T>(cuact::relu{});
+  using params_t = decltype(cuact::make_elementwise_params<V>(op, static_cast<T*>(nullptr), 0,
+                                                              static_cast<const T*>(nullptr)));
+  const auto run = [&](const sim_layout& layout, bool all_grids) {
+    const std::string what = type_name<T>() + " relu " + pass_name(P) + " W=" + std::to_string(W) +
+                             " " + describe_layout(layout, inputs, 1);
+    sim_result r;
+    if constexpr (inputs == 1) {
+      elementwise_sim<V, decltype(op), type_list<T>, type_list<T>> sim(op, layout);
+      r = sim.run(grids_for(sim.params(), all_grids));
+    } else {
+      elementwise_sim<V, decltype(op), type_list<T>, type_list<T, T>> sim(op, layout);
+      r = sim.run(grids_for(sim.params(), all_grids));
+    }
+    report_case(r, what, total, layout.n);
+  };
+  std::uint64_t seed = 1000 * W + 10 * static_cast<int>(P);
+  for (unsigned k = 1; k <= static_cast<unsigned>(params_t::max_vectors_per_thread); ++k) {
+    for (std::size_t n : edge_sizes(V, k)) {
+      std::vector<std::size_t> offsets;
+      if (k == 1) {
+        for (std::size_t o = 0; o < 16; ++o) offsets.push_back(o);
+      } else {
+        offsets = {0, 1, static_cast<std::size_t>(V) - 1};
+      }
+      for (std::size_t o : offsets) {
+        const bool all_grids = o == 0 || o == 3;
+        sim_layout l;
+        l.n = n;
+        l.vectors_per_thread = k;
+        l.seed = ++seed;
+        std::fill(std::begin(l.in_offset), std::end(l.in_offset), o);
+        std::fill(std::begin(l.out_offset), std::end(l.out_offset), o);
+        run(l, all_grids);  // co-aligned: head, vectors, tail
+        l.in_place = inputs - 1;  // forward over x, backward over dy
+        run(l, all_grids);
+        l.in_place = -1;  // one pointer at another offset: scalars only
+        const std::size_t other = (o + 1 + o % 7) % 16;
+        if (o % 2 == 0) {
+          l.out_offset[0] = other;
+        } else {
+          l.in_offset[0] = other;
+        }
+        run(l, false);
+        if (inputs == 2) {  // backward in place over dy with x misaligned against it
+          l.in_offset[0] = other;
+          l.in_offset[1] = l.out_offset[0] = o;
+          l.in_place = 1;
+          run(l, false);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("grid simulation: every width x vectors per thread x offset x size x grid",
+                   "[cpu][grid]", CUACT_TEST_DTYPES) {
+  using T = TestType;
+  tally total;
+  for_each_width<T>([&](auto w) {
+    relu_matrix<T, pass::forward, decltype(w)::value>(total);
+    relu_matrix<T, pass::backward, decltype(w)::value>(total);
+  });
+  total.print("grid simulation " + type_name<T>());
+  CHECK(total.failed_cases == 0);
+  CHECK(total.cases > 0);
+}
+
+namespace {
+
+/// Three inputs of three types, two outputs of two more: a + b * c and a - b.
+struct three_in_two_out {
+  template <class A, class B, class C>
+  __host__ __device__ cuda::std::tuple<A, A> operator()(A a, B b, C c) const {
+    return {a + A(b) * A(c), a - A(b)};
+  }
+};
+
+/// A mixed-type op at width W: every vectors_per_thread, sizes, and offsets equal (co-aligned),
+/// different (scalars only) and in place where output 0 and input 0 have one type.
+template <int W, class... Out, class... In, class Op>
+void mixed_matrix(const Op& op, type_list<Out...> outs, type_list<In...> ins, const char* name,
+                  tally& total) {
+  constexpr int V = resolved_width(W, cuact::detail::max_size_of<Out..., In...>());
+  using params_t = cuact::detail::elementwise_params<Op, V, type_list<Out...>, type_list<In...>>;
+  using out0 = std::tuple_element_t<0, std::tuple<Out...>>;
+  using in0 = std::tuple_element_t<0, std::tuple<In...>>;
+  std::uint64_t seed = 77;
+  for (unsigned k = 1; k <= static_cast<unsigned>(params_t::max_vectors_per_thread); ++k) {
+    for (std::size_t n : edge_sizes(V, k)) {
+      for (std::size_t o : {0, 1, 3, 6}) {
+        for (int placement = 0; placement < 3; ++placement) {
+          if (placement == 2 && !std::is_same_v<out0, in0>) continue;
+          sim_layout l;
+          l.n = n;
+          l.vectors_per_thread = k;
+          l.seed = ++seed;
+          std::fill(std::begin(l.in_offset), std::end(l.in_offset), o);
+          std::fill(std::begin(l.out_offset), std::end(l.out_offset), o);
+          if (placement == 1) l.out_offset[sizeof...(Out) - 1] = o + 1;  // not co-aligned
+          if (placement == 2) l.in_place = 0;
+          const std::string what = std::string(name) + " W=" + std::to_string(W) + " " +
+                                   describe_layout(l, sizeof...(In), sizeof...(Out));
+          elementwise_sim<V, Op, type_list<Out...>, type_list<In...>> sim(op, l);
+          report_case(sim.run(grids_for(sim.params(), o == 3)), what, total, n);
+        }
+      }
+    }
+  }
+  (void)outs;
+  (void)ins;
+}
+
+}  // namespace
+
+TEST_CASE("grid simulation: several outputs and mixed element types", "[cpu][grid]") {
+  tally total;
+  using bf16 = __nv_bfloat16;
+  using e4m3 = __nv_fp8_e4m3;
+  using e5m2 = __nv_fp8_e5m2;
+  const auto selu_to_bf16 = cuact::forward_op<cuact::selu, bf16>{};
+  mixed_matrix<1>(selu_to_bf16, type_list<bf16>{}, type_list<float>{}, "fp32 -> bf16 selu", total);
+  mixed_matrix<2>(selu_to_bf16, type_list<bf16>{}, type_list<float>{}, "fp32 -> bf16 selu", total);
+  mixed_matrix<cuact::auto_width>(selu_to_bf16, type_list<bf16>{}, type_list<float>{}, "fp32 -> bf16 selu",
+                                  total);
+  mixed_matrix<cuact::auto_width>(cuact::forward_op<cuact::relu, e4m3>{}, type_list<e4m3>{},
+                                  type_list<float>{}, "fp32 -> fp8 e4m3 relu", total);
+  mixed_matrix<8>(cuact::forward_op<cuact::relu, e5m2>{}, type_list<e5m2>{}, type_list<__half>{},
+                  "fp16 -> fp8 e5m2 relu", total);
+  mixed_matrix<cuact::auto_width>(cuact::gradient_op<cuact::selu, bf16>{}, type_list<bf16>{},
+                                  type_list<float, bf16>{}, "selu backward (fp32 x, bf16 dy) -> bf16",
+                                  total);
+  mixed_matrix<cuact::auto_width>(three_in_two_out{}, type_list<float, bf16>{},
+                                  type_list<float, __half, bf16>{}, "3 inputs -> 2 outputs", total);
+  mixed_matrix<2>(three_in_two_out{}, type_list<double, __half>{}, type_list<double, float, float>{},
+                  "3 inputs -> 2 outputs, fp64", total);
+  total.print("grid simulation, mixed types");
+  CHECK(total.failed_cases == 0);
+}
+
+TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][launch]") {
+  using cuact::detail::cost_hint;
+  const cuact::detail::device_facts devices[] = {{132, 2048, 3.35e12, 1.98e9},  // H100 SXM
+                                                 {132, 2048, 4.9e12, 1.98e9},   // H200
+                                                 {108, 2048, 2.0e12, 1.41e9},   // A100-like
+                                                 {1, 1024, 1e11, 1e9}};         // tiny
+  const cuact::detail::kernel_facts kernels[] = {{16, 32}, {16, 40}, {12, 40}, {8, 56}, {4, 96}, {2, 128}, {1, 255}};
+  const cost_hint hints[] = {cost_hint::estimate, cost_hint::light, cost_hint::heavy};
+  struct load {
+    std::size_t vector_bytes, element_bytes;
+    unsigned max_k;
+  };
+  // fp32 forward, fp32 backward, bf16 forward, fp64 backward, three fp32 inputs, fp32 -> bf16
+  const load loads[] = {{16, 8, 2}, {32, 12, 1}, {16, 4, 2}, {32, 24, 1}, {48, 16, 1}, {16, 6, 4}, {8, 4, 8}};
+  const std::size_t vectors[] = {0, 1, 1000, 270335, 270336, 540672, 1081344, 1u << 22,
+                                 std::size_t(1) << 28, (std::size_t(1) << 31) / 8 + 7,
+                                 std::size_t(1) << 40};
+  std::set<std::tuple<unsigned, unsigned, unsigned>> shapes;  // (vectors_per_thread, passes, block)
+  std::size_t checked = 0;
+  for (const auto& device : devices) {
+    for (const auto& kernel : kernels) {
+      for (cost_hint hint : hints) {
+        for (const load& l : loads) {
+          for (std::size_t v : vectors) {
+            for (std::size_t scalars : {std::size_t(0), std::size_t(7)}) {
+              const auto shape = cuact::detail::model_launch_shape(device, kernel, hint, v, scalars,
+                                                                   l.vector_bytes, l.element_bytes, l.max_k);
+              CAPTURE(device.sm_count, device.bytes_per_second, kernel.resident_blocks_per_sm,
+                      kernel.registers_per_thread, static_cast<int>(hint), l.vector_bytes, l.max_k, v, scalars);
+              REQUIRE(shape.vectors_per_thread >= 1);
+              REQUIRE(shape.vectors_per_thread <= l.max_k);
+              REQUIRE(shape.passes >= 1);
+              REQUIRE(shape.threads_per_block == cuact::detail::threads_per_block);
+              REQUIRE(shape.blocks <= static_cast<unsigned>(INT_MAX));
+              const std::size_t per_thread = std::size_t(shape.vectors_per_thread) * shape.passes;
+              const std::size_t work = std::max((v + per_thread - 1) / per_thread, scalars);
+              const std::size_t threads = std::size_t(shape.blocks) * shape.threads_per_block;
+              if (shape.blocks < static_cast<unsigned>(INT_MAX)) {
+                REQUIRE(threads >= work);                           // the passes cover the work
+                REQUIRE(threads < work + shape.threads_per_block);  // with no spare block
+              }
+              const double wave = double(kernel.resident_blocks_per_sm) * shape.threads_per_block * device.sm_count;
+              if (double(v) < wave) {  // little work: one vector per thread, so every SM gets some
+                REQUIRE(shape.vectors_per_thread == 1);
+                REQUIRE(shape.passes == 1);
+              }
+              if (hint == cost_hint::heavy && double(v) >= 8 * wave && l.max_k >= 2) {
+                REQUIRE(shape.vectors_per_thread * shape.passes >= 2);  // loads hide the math
+              }
+              if (hint == cost_hint::light) REQUIRE_FALSE(shape.heavy);
+              if (hint == cost_hint::heavy) REQUIRE(shape.heavy);
+              shapes.insert({shape.vectors_per_thread, shape.passes, shape.threads_per_block});
+              ++checked;
+            }
+          }
+        }
+      }
+    }
+  }
+  // Every shape it chose, scaled to small n: the grid the model's formula gives for that n, k and
+  // number of passes (grids_for), simulated over relu forward on 16-bit data at width 2 (k <= 8).
+  tally total;
+  for (const auto& [k, passes, block] : shapes) {
+    INFO("vectors_per_thread " << k << ", passes " << passes << ", " << block << " threads per block");
+    for (std::size_t n : {std::size_t(1000), std::size_t(k) * passes * 2 * 128 * 3 + 5}) {
+      sim_layout l;
+      l.n = n;
+      l.vectors_per_thread = k;
+      l.seed = k;
+      l.in_offset[0] = l.out_offset[0] = 1;
+      elementwise_sim<2, cuact::forward_op<cuact::relu, __half>, type_list<__half>, type_list<__half>> sim({}, l);
+      report_case(sim.run(grids_for(sim.params(), false, passes)), "fp16 " + describe_layout(l, 1, 1), total, n);
+    }
+  }
+  std::printf("launch model: %zu shapes checked, %zu distinct (k, passes, block)\n", checked, shapes.size());
+  CHECK(total.failed_cases == 0);
+  CHECK(shapes.size() >= 2);
+}
+
+TEST_CASE("validation: overlap rules and byte sizes", "[cpu][validate]") {
+  using cuact::detail::array_arg;
+  using cuact::detail::array_role;
+  using cuact::detail::may_overlap;
+  using cuact::detail::ranges_overlap;
+  alignas(64) static char memory[4096];
+  const auto arg = [](std::size_t at, std::size_t bytes, array_role role) {
+    return array_arg{memory + at, bytes, 4, role};
+  };
+  const auto out = [&](std::size_t at, std::size_t bytes = 400) { return arg(at, bytes, array_role::output); };
+  const auto in = [&](std::size_t at, std::size_t bytes = 400) { return arg(at, bytes, array_role::input); };
+  const auto in_place = [&](std::size_t at, std::size_t bytes = 400) {
+    return arg(at, bytes, array_role::input_or_in_place);
+  };
+  const auto mask = [&](std::size_t at, std::size_t bytes = 52) {
+    return arg(at, bytes, array_role::exclusive_input);
+  };
+  // sharing a byte
+  CHECK(ranges_overlap(out(0), in(399)));
+  CHECK_FALSE(ranges_overlap(out(0), in(400)));  // adjacent
+  CHECK(ranges_overlap(in(399), out(0)));
+  CHECK_FALSE(ranges_overlap(in(400), out(0)));
+  CHECK(ranges_overlap(out(100, 4), in(0)));  // inside
+  // who may share bytes
+  CHECK(may_overlap(in(0), in(4)));               // inputs with inputs
+  CHECK(may_overlap(in_place(0), in(4)));
+  CHECK(may_overlap(out(0), in_place(0)));        // in place: exactly the output
+  CHECK(may_overlap(in_place(0), out(0)));
+  CHECK_FALSE(may_overlap(out(0), in_place(4)));  // shifted
+  CHECK_FALSE(may_overlap(out(0), in_place(0, 200)));  // same pointer, another byte size
+  CHECK_FALSE(may_overlap(out(0), in(0)));        // an input that may not be in place (backward's x)
+  CHECK_FALSE(may_overlap(out(0), out(0)));       // two outputs
+  CHECK_FALSE(may_overlap(mask(0), in(0)));       // the mask shares nothing
+  CHECK_FALSE(may_overlap(mask(0), in_place(0)));
+  CHECK_FALSE(may_overlap(mask(0), out(0)));
+  // validate_arrays rejects before it asks the runtime anything
+  int device = -1;
+  const array_arg overlapping[] = {out(0), in_place(4)};
+  CHECK(cuact::detail::validate_arrays(overlapping, 2, device) == cudaErrorInvalidValue);
+  const array_arg two_outputs[] = {out(0), out(200), in(1000)};
+  CHECK(cuact::detail::validate_arrays(two_outputs, 3, device) == cudaErrorInvalidValue);
+  const array_arg mask_in_input[] = {out(0), in(1000), mask(1200)};
+  CHECK(cuact::detail::validate_arrays(mask_in_input, 3, device) == cudaErrorInvalidValue);
+  const array_arg misaligned[] = {out(2), in(1000)};
+  CHECK(cuact::detail::validate_arrays(misaligned, 2, device) == cudaErrorInvalidValue);
+  const array_arg null[] = {out(0), {nullptr, 400, 4, array_role::input}};
+  CHECK(cuact::detail::validate_arrays(null, 2, device) == cudaErrorInvalidValue);
+  const array_arg overflowing[] = {out(0, 0), in(1000)};  // byte size 0: it overflowed
+  CHECK(cuact::detail::validate_arrays(overflowing, 2, device) == cudaErrorInvalidValue);
+  CHECK(device == -1);  // never reached the runtime
+  // byte sizes
+  const std::size_t max = std::numeric_limits<std::size_t>::max();
+  CHECK(cuact::detail::checked_bytes(max / 4, 4) == max / 4 * 4);
+  CHECK(cuact::detail::checked_bytes(max / 4 + 1, 4) == 0);
+  CHECK(cuact::detail::checked_bytes(max, 1) == max);
+  CHECK(cuact::detail::checked_bytes(max / 2 + 1, 2) == 0);
+}

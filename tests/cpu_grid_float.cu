@@ -1,8 +1,0 @@
-// CPU grid simulation for float: see common/grid_simulation.hpp. One type per file so the build
-// parallelizes.
-#include "grid_simulation.hpp"
-
-TEST_CASE("grid simulation: float, every op x width x place x misalignment x n x grid", "[cpu][grid]") {
-  std::mt19937_64 rng(Catch::rngSeed() + 1);
-  cuact_test::run_all_ops<float>(rng);
-}

@@ -1,0 +1,99 @@
+// CPU grid simulation of the ReLU mask: the sign-mask forward's per-thread body
+// (detail::sign_mask_forward_thread) under simulated grids with every access recorded, and the
+// backward's op (dy where the bit is set) through the elementwise body, which must equal relu's
+// backward from x bit for bit; n straddling mask-word edges, misaligned and in-place arrays.
+#include <cstdint>
+#include <vector>
+
+#include "catch.hpp"
+#include "grid_simulation.hpp"
+
+using namespace cuact_test;
+using cuact::detail::type_list;
+
+TEMPLATE_TEST_CASE("relu mask forward and backward under simulated grids", "[cpu][grid][mask]",
+                   CUACT_TEST_DTYPES) {
+  using T = TestType;
+  constexpr int V = 16 / sizeof(T);
+  tally total;
+  std::uint64_t seed = 900;
+  for (std::size_t n : {0, 1, 2, 7, 8, 9, 31, 32, 33, 63, 64, 65, 95, 1000, 4099}) {
+    for (std::size_t offset : {0, 1, 3, 8}) {
+      for (bool in_place : {false, true}) {
+        ++seed;
+        CAPTURE(type_name<T>(), n, offset, in_place, seed);
+        const std::size_t words = cuact::relu_mask_words(n);
+        guarded_host_bytes in_array(n * sizeof(T), offset * sizeof(T)),
+            out_array(n * sizeof(T), offset * sizeof(T)), mask_array(words * 4, 0);
+        T* const in = static_cast<T*>(in_array.data());
+        T* const out = in_place ? in : static_cast<T*>(out_array.data());
+        auto* const mask = static_cast<std::uint32_t*>(mask_array.data());
+        const auto params = cuact::detail::make_sign_mask_params(cuact::forward_op<cuact::relu, T>{}, in,
+                                                                 out, mask, n);
+        CHECK(params.vectorized == (offset * sizeof(T) % 16 == 0));
+        // a thread per mask byte: the launcher's one-pass grid, one warp, an odd grid
+        const std::size_t bytes = cuact::detail::mask_bytes(n);
+        for (const grid_shape grid : {grid_shape{(bytes + 127) / 128 + (bytes == 0), 128}, grid_shape{1, 32},
+                                      grid_shape{2, 7}}) {
+          CAPTURE(grid.blocks, grid.threads);
+          for (std::size_t i = 0; i < n; ++i) in[i] = hash_value<T>(seed, i);
+          const T poison = poison_for(T(1.0f));
+          if (!in_place) std::fill(out, out + n, poison);
+          std::fill(mask, mask + words, 0xdeadbeefu);
+          access_log log;
+          const std::size_t in_region = log.add_region(in, n * sizeof(T));
+          const std::size_t out_region = in_place ? in_region : log.add_region(out, n * sizeof(T));
+          const std::size_t mask_region = log.add_region(mask, words * sizeof(std::uint32_t));
+          simulate_grid(log, grid, [&](std::size_t t, std::size_t num_threads) {
+            cuact::detail::sign_mask_forward_thread(params, t, num_threads, recording_access{&log});
+          });
+          INFO((log.errors().empty() ? std::string() : log.errors().front()));
+          REQUIRE(log.errors().empty());
+          REQUIRE(log.each_byte(in_region, 1, in_place ? 1 : 0));
+          if (!in_place) REQUIRE(log.each_byte(out_region, 0, 1));
+          REQUIRE(log.each_byte(mask_region, 0, 1));
+          REQUIRE(in_array.guards_intact());
+          REQUIRE(out_array.guards_intact());
+          REQUIRE(mask_array.guards_intact());
+          std::size_t bad = 0;
+          for (std::size_t i = 0; i < n; ++i) {
+            const T x = hash_value<T>(seed, i);
+            const T y = cuda::std::get<0>(evaluate<T>(cuact::forward_op<cuact::relu, T>{}, i, x));
+            if (!same_result(out[i], y)) ++bad;
+            if (((mask[i / 32] >> (i % 32)) & 1u) != (to_double(x) > 0 ? 1u : 0u)) ++bad;
+          }
+          for (std::size_t i = n; i < words * 32; ++i) {
+            if ((mask[i / 32] >> (i % 32)) & 1u) ++bad;  // bits past n are 0
+          }
+          REQUIRE(bad == 0);
+        }
+
+        // the backward's op through the elementwise body: dx = bit ? dy : 0, in and out of place,
+        // against relu's backward from x
+        std::vector<T> x(n);
+        for (std::size_t i = 0; i < n; ++i) x[i] = hash_value<T>(seed, i);
+        const cuact::detail::masked_gradient op{mask};
+        for (int placement = 0; placement < 3; ++placement) {
+          sim_layout l;
+          l.n = n;
+          l.seed = seed + 1;
+          l.in_offset[0] = offset;
+          l.out_offset[0] = placement == 2 ? offset + 1 : offset;
+          l.in_place = placement == 1 ? 0 : -1;
+          elementwise_sim<V, cuact::detail::masked_gradient, type_list<T>, type_list<T>> sim(op, l);
+          report_case(sim.run(grids_for(sim.params(), placement == 0)),
+                      type_name<T>() + " mask backward " + describe_layout(l, 1, 1), total, n);
+          std::size_t differ = 0;
+          for (std::size_t i = 0; i < n; ++i) {
+            const T dy = hash_value<T>(l.seed, i);
+            const T from_mask = cuda::std::get<0>(evaluate<T>(op, i, dy));
+            const T from_x = cuda::std::get<0>(evaluate<T>(cuact::gradient_op<cuact::relu, T>{}, i, x[i], dy));
+            if (!same_result(from_mask, from_x)) ++differ;
+          }
+          CHECK(differ == 0);
+        }
+      }
+    }
+  }
+  CHECK(total.failed_cases == 0);
+}

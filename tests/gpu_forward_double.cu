@@ -1,8 +1,0 @@
-// cuact::forward on the device for double: relu, selu and a user-defined leaky relu (no derivative)
-// x every vector width x in/out of place x pointer misalignment x n, every element checked, no write
-// outside [0, n). One type per file so the build parallelizes; the matrix is in common/gpu_support.hpp.
-#include "gpu_support.hpp"
-
-TEST_CASE("forward on the device: double", "[gpu][forward]") {
-  cuact_test::run_forward_matrix<double>(Catch::rngSeed() + 101);
-}
