@@ -17,6 +17,7 @@
 
 #include "access_log.hpp"
 #include "catch.hpp"
+#include "fused_reference.hpp"
 #include "support.hpp"
 
 using namespace cuact_test;
@@ -25,52 +26,6 @@ using cuact::detail::from_compute;
 using cuact::detail::to_compute;
 
 namespace {
-
-// ---- float64 references ---------------------------------------------------------------------
-
-/// The size of one ulp of T at v (T's denormal spacing below its smallest normal).
-template <class T>
-double ulp_of(double v) {
-  constexpr int m = format_of<T>::m, min_exp = 1 - format_of<T>::bias;
-  const int e = v == 0 || !std::isfinite(v) ? min_exp : std::max(std::ilogb(v), min_exp);
-  return std::ldexp(1.0, e - m);
-}
-
-/// actual within `ulps` of T's ulp at the float64 reference, or within `slack` (absolute, for
-/// gradients whose derivative factor crosses zero: relative to the upstream gradient); NaN where
-/// the reference is NaN; infinities equal.
-template <class T>
-bool close_to(T actual, double expected, double ulps, double slack = 0) {
-  const double a = to_double(actual);
-  if (std::isnan(expected) || std::isnan(a)) return std::isnan(expected) && std::isnan(a);
-  const double rounded = to_double(round_to<T>(expected));
-  if (std::isinf(rounded) || std::isinf(a)) {
-    return a == rounded || std::fabs(a - expected) <= ulps * ulp_of<T>(expected);
-  }
-  return std::fabs(a - expected) <= ulps * ulp_of<T>(expected) + slack;
-}
-
-/// v rounded to the compute type of T (where the fused op rounds an intermediate).
-template <class T>
-double in_compute(double v) {
-  return static_cast<double>(static_cast<compute_t<T>>(v));
-}
-
-template <class T>
-constexpr double float_ulps() {
-  return sizeof(T) >= 4 ? 8 : 2;  // fp32/fp64: activation (<= 4 ulp) and two roundings
-}
-template <class T>
-constexpr double epsilon() {
-  return std::ldexp(1.0, -format_of<T>::m);
-}
-
-template <class T>
-std::vector<T> hashed(std::uint64_t seed, std::size_t n) {
-  std::vector<T> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = hash_value<T>(seed, i);
-  return v;
-}
 
 /// Host bytes starting `offset` elements past a 256-byte boundary, 256 sentinel bytes around.
 template <class T>
