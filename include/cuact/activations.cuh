@@ -363,9 +363,11 @@ struct sigmoid {
   }
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
-    const C e = detail::exp_nonpositive(x < C(0) ? x : -x, r);
-    const auto l = detail::logistic(x, e, r);
-    return l.s * l.c;
+    // e q^2, q = 1 / (1 + e), with e multiplied in last: a subnormal e loses the digits that a
+    // gradient dy * sigma'(x) with a large dy shows
+    const C v = x < C(0) ? x : -x;
+    const C q = detail::reciprocal_one_plus(detail::exp_nonpositive(v, r), r);
+    return detail::mul_exp_nonpositive(q * q, v, r);
   }
   template <class C>
   CUACT_HOST_DEVICE C derivative_from_output(C y) const {
@@ -382,14 +384,19 @@ struct silu {
   static constexpr bool is_heavy = true;
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
-    const C e = detail::exp_nonpositive(x < C(0) ? x : -x, r);
-    return x * detail::logistic(x, e, r).s;
+    const C v = x < C(0) ? x : -x;
+    const C q = detail::reciprocal_one_plus(detail::exp_nonpositive(v, r), r);
+    // below 0, x e / (1 + e) with e multiplied in last: x e^x is subnormal only where e is
+    return x < C(0) ? detail::mul_exp_nonpositive(x * q, v, r) : x * q;
   }
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
-    const C e = detail::exp_nonpositive(x < C(0) ? x : -x, r);
+    const C v = x < C(0) ? x : -x;
+    const C e = detail::exp_nonpositive(v, r);
     const auto l = detail::logistic(x, e, r);
-    return l.s * detail::fused(x, l.c, C(1));
+    const C q = x < C(0) ? l.c : l.s;  // 1 / (1 + e)
+    const C d = q * detail::fused(x, l.c, C(1));
+    return x < C(0) ? detail::mul_exp_nonpositive(d, v, r) : d;  // s = e q below 0
   }
 };
 
@@ -407,8 +414,9 @@ struct logsigmoid {
   }
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
-    const C e = detail::exp_nonpositive(x < C(0) ? x : -x, r);
-    return detail::logistic(x, e, r).c;
+    const C v = x < C(0) ? x : -x;
+    const C q = detail::reciprocal_one_plus(detail::exp_nonpositive(v, r), r);
+    return x < C(0) ? q : detail::mul_exp_nonpositive(q, v, r);  // sigmoid(-x)
   }
 };
 
@@ -456,8 +464,10 @@ struct softplus {
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
     const detail::split<C> v = scaled(x, r);
-    const C s = detail::logistic(v.hi, exp_minus_abs(v, r), r).s;
-    return v.hi > C(threshold) ? C(1) : s;
+    const C q = detail::reciprocal_one_plus(exp_minus_abs(v, r), r);
+    // sigmoid(v): q above 0, e q below, e = exp(v) multiplied in last
+    const C below = detail::mul_exp_nonpositive(detail::fused(q, v.lo, q), v.hi, r);
+    return v.hi > C(threshold) ? C(1) : v.hi >= C(0) ? q : below;
   }
 };
 
@@ -483,18 +493,23 @@ struct mish {
   }
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
-    const C e = detail::exp_nonpositive(x < C(0) ? x : -x, r);
+    const C v = x < C(0) ? x : -x;
+    const C e = detail::exp_nonpositive(v, r);
     const parts<C> p = tanh_softplus(x, e, r);
-    return x * (p.a * p.q);
+    // x <= 0: a = e (e + 2), with e multiplied in last (x a / (a + b) is subnormal only where e is)
+    return x > C(0) ? x * (p.a * p.q) : detail::mul_exp_nonpositive(x * ((e + C(2)) * p.q), v, r);
   }
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
-    const C e = detail::exp_nonpositive(x < C(0) ? x : -x, r);
+    const C v = x < C(0) ? x : -x;
+    const C e = detail::exp_nonpositive(v, r);
     const parts<C> p = tanh_softplus(x, e, r);
-    const C t = p.a * p.q;
     const C one_minus_t2 = p.b * detail::fused(C(2), p.a, p.b) * (p.q * p.q);
-    const C s = detail::logistic(x, e, r).s;
-    return detail::fused(x * s, one_minus_t2, t);
+    const auto l = detail::logistic(x, e, r);
+    // x > 0: t + x s (1 - t^2); x <= 0: e ((e + 2) q + x / (1 + e) (1 - t^2)), e multiplied last
+    const C above = detail::fused(x * l.s, one_minus_t2, p.a * p.q);
+    const C below = detail::fused(x * l.c, one_minus_t2, (e + C(2)) * p.q);
+    return x > C(0) ? above : detail::mul_exp_nonpositive(below, v, r);
   }
 };
 
@@ -510,9 +525,9 @@ struct tanh {
   }
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
-    const C e = detail::exp_nonpositive(C(-2) * (x < C(0) ? -x : x), r);
-    const C q = detail::reciprocal(C(1) + e, r);
-    return C(4) * e * (q * q);
+    const C v = C(-2) * (x < C(0) ? -x : x);
+    const C q = detail::reciprocal_one_plus(detail::exp_nonpositive(v, r), r);
+    return detail::mul_exp_nonpositive(C(4) * (q * q), v, r);  // 4 e q^2, e multiplied in last
   }
   template <class C>
   CUACT_HOST_DEVICE C derivative_from_output(C y) const {
@@ -520,12 +535,14 @@ struct tanh {
   }
 };
 
-/// Tanhshrink, PyTorch `F.tanhshrink`: x - tanh(x); NaN propagates; tanhshrink(+-inf) = +-inf.
+/// Tanhshrink, PyTorch `F.tanhshrink`: x - tanh(x); NaN propagates; tanhshrink(+-inf) = +-inf;
+/// tanhshrink(-0) = +0 (-0 - -0, as PyTorch).
 /// Float and double: PyTorch's formula, which cancels near 0: absolute error within 3 ulp of x
 /// (tanh's error plus the subtraction's), not 4 ulp of the result. 16-bit results: below
 /// |x| = 1/2 the odd Taylor series x^3/3 - 2x^5/15 + ... to x^11 (relative error below 2^-16),
 /// above it x - (1 - e) / (1 + e), e = exp(-2|x|) <= 1/e, so the result is within 1 ulp there too.
-/// Backward: tanh(x)^2 (PyTorch's autograd computes 1 - (1 - tanh^2), which cancels near 0).
+/// Backward: tanh(x)^2 (PyTorch's autograd computes 1 - (1 - tanh^2), which cancels near 0);
+/// float squares a double tanh (tanhf's 2 ulp would become 5 in the square).
 struct tanhshrink {
   static constexpr bool is_heavy = true;
   template <class C, class R = rounded_to<C>>
@@ -540,15 +557,20 @@ struct tanhshrink {
       const float series = p * x2 * x;
       const float e = detail::exp_nonpositive(-2.0f * a, r);
       const float t = (1.0f - e) * detail::rcp_approx(1.0f + e);
-      return a < 0.5f ? series : x - copysignf(t, x);
+      return a < 0.5f ? series + 0.0f : x - copysignf(t, x);  // + 0: tanhshrink(-0) = +0
     } else {
       return x - detail::tanh_(x, r);
     }
   }
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
-    const C t = detail::tanh_(x, r);
-    return t * t;
+    if constexpr (!detail::rounds_to_16_bits_v<R> && sizeof(C) == 4) {
+      const double t = ::tanh(static_cast<double>(x));  // tanhf's 2 ulp would double in t^2
+      return static_cast<float>(t * t);
+    } else {
+      const C t = detail::tanh_(x, r);
+      return t * t;
+    }
   }
 };
 
@@ -558,7 +580,9 @@ struct tanhshrink {
 /// x erfc(-x / sqrt 2) / 2. erfc, not PyTorch's 1 + erf(x / sqrt 2), which cancels to 0 below
 /// x = -5.5 in float; gelu(-inf) = NaN (-inf * 0, as PyTorch), gelu(inf) = inf, gelu(-0) = -0.
 /// Float: in double (erfc amplifies the rounding of its argument by 2t^2, 180 ulp at x = -13).
-/// Double: erfc with x / sqrt 2 in two parts, corrected to first order. 16-bit: erfcf.
+/// Double: erfc with x / sqrt 2 in two parts, corrected to first order (erfc itself is
+/// documented at 5 ulp in CUDA and glibc: double gelu is within 6 ulp), and below x = -37.5,
+/// where Phi is subnormal, the Mills-ratio series. 16-bit: erfcf.
 /// Backward as `GeluBackward`: Phi(x) + x phi(x), with x^2 in two parts in exp(-x^2 / 2) for
 /// double; gelu'(+-inf) = NaN (inf * 0, as PyTorch).
 struct gelu {
@@ -576,6 +600,26 @@ struct gelu {
     const double correction = hi > 0 ? ::fma(-2 * hi, lo, 1.0) : 1.0;
     return 0.5 * ::erfc(hi) * correction;
   }
+  /// Below x = -37.5 (double only) Phi(x) and phi(x) are subnormal or nearly: x Phi(x) =
+  /// -phi(x) S and Phi + x phi = x phi (1 - S / x^2), S = 1 - 1/x^2 + 3/x^4 - ... the Mills-ratio
+  /// series (8 terms: below 2^-60 there), with exp(-x^2 / 2) multiplied in last.
+  CUACT_HOST_DEVICE static double tail(double x_in, bool derivative) {
+    // phi(x) is 0 below -38.6; the clamp keeps x^2's residual small enough for 1 - residual / 2
+    const double x = x_in < -64 ? -64 : x_in;
+    const double z = 1 / (x * x);
+    double series = -135135.0;
+    series = ::fma(series, z, 10395.0);
+    series = ::fma(series, z, -945.0);
+    series = ::fma(series, z, 105.0);
+    series = ::fma(series, z, -15.0);
+    series = ::fma(series, z, 3.0);
+    series = ::fma(series, z, -1.0);
+    series = ::fma(series, z, 1.0);
+    const double m = derivative ? x * ::fma(-series, z, 1.0) : -series;
+    const double x2 = x * x, x2_lo = ::fma(x, x, -x2);
+    const double scaled = m * inv_sqrt_2pi;
+    return detail::mul_exp_nonpositive(::fma(scaled, -0.5 * x2_lo, scaled), -0.5 * x2);
+  }
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
     if constexpr (detail::rounds_to_16_bits_v<R> && sizeof(C) == 4) {
@@ -584,7 +628,7 @@ struct gelu {
       const double xd = x;
       return static_cast<float>(xd * (0.5 * ::erfc(xd * -0.70710678118654752440)));
     } else {
-      return x * cdf(x);
+      return x < -37.5 && x >= -1.7976931348623157e308 ? tail(x, false) : x * cdf(x);
     }
   }
   template <class C, class R = rounded_to<C>>
@@ -601,7 +645,8 @@ struct gelu {
       const double x2 = xc * xc;
       const double x2_lo = ::fma(xc, xc, -x2);
       const double e = detail::exp_nonpositive_sum(detail::split<double>{-0.5 * x2, -0.5 * x2_lo}, r);
-      return ::fma(x, e * inv_sqrt_2pi, cdf(x));
+      return x < -37.5 && x >= -1.7976931348623157e308 ? tail(x, true)
+                                                        : ::fma(x, e * inv_sqrt_2pi, cdf(x));
     }
   }
 };
@@ -650,16 +695,32 @@ struct gelu_tanh {
   }
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
-    const C e = detail::exp_nonpositive_sum(minus_two_abs_u(x, r), r);
-    return x * detail::logistic(x, e, r).s;
+    const detail::split<C> v = minus_two_abs_u(x, r);
+    const C e = detail::exp_nonpositive_sum(v, r);
+    const C q = detail::reciprocal_one_plus(e, r);
+    // below 0, x e q with e = exp(hi) (1 + lo) multiplied in last (the result is subnormal only
+    // where e is); lo after the product, which x = -FLT_MAX would overflow
+    const C xq = x * q;
+    const C below = detail::mul_exp_nonpositive(xq, v.hi, r);  // -inf: -inf * 0 = NaN
+    const C corrected = below == C(0) ? below : detail::fused(below, v.lo, below);  // keeps -0
+    return x < C(0) ? corrected : xq;
   }
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
-    const C e = detail::exp_nonpositive_sum(minus_two_abs_u(x, r), r);
-    const auto l = detail::logistic(x, e, r);
+    // s + 2 x s (1 - s) u' = q (1 + 2 x e q u') above 0, e q (1 + 2 x q u') below
+    const detail::split<C> v = minus_two_abs_u(x, r);
+    const C e = detail::exp_nonpositive_sum(v, r);
+    const C q = detail::reciprocal_one_plus(e, r);
     const C xc = x < C(-30) ? C(-30) : x > C(30) ? C(30) : x;
     const C du = C(beta_hi) * detail::fused(C(3 * kappa_hi) * xc, xc, C(1));
-    return detail::fused(C(2) * (x * (l.s * l.c)), du, l.s);
+    const C two_q_du = C(2) * q * du;
+    const C above = q * detail::fused(x * e, two_q_du, C(1));  // +inf: inf * 0 = NaN
+    const C below = q * detail::fused(xc, two_q_du, C(1));     // xc: no overflow for huge x
+    const C x_minus_x = x - x;                                  // NaN for -inf: NaN, as PyTorch
+    return x < C(0) ? (x_minus_x == C(0)
+                           ? detail::mul_exp_nonpositive(detail::fused(below, v.lo, below), v.hi, r)
+                           : x_minus_x)
+                    : above;
   }
 };
 

@@ -64,12 +64,32 @@ CUACT_HOST_DEVICE float expm1_nonpositive(float x) {
 
 /// exp(x) for x <= 0 (NaN in, NaN out), within 2 ulp in float, subnormal results included.
 CUACT_HOST_DEVICE float exp_nonpositive(float x) {
-  // exp(x) is below half the smallest subnormal for x < -104; 2^k is split into two normal
-  // factors so k can reach -150.
-  const reduced_exp e = reduce_exp(x < -104.0f ? -104.0f : x);
+  // exp(x) is below half the smallest subnormal for x < -104 (the clamp is mul_exp_nonpositive's,
+  // so the two share one reduction); 2^k is split into two normal factors so k can reach -159.
+  const reduced_exp e = reduce_exp(x < -110.0f ? -110.0f : x);
   const float k_high = truncf(e.k * 0.5f);
   const float two_k_high = exp2_integral(k_high);
   return fmaf(two_k_high, e.p, two_k_high) * exp2_integral(e.k - k_high);
+}
+
+/// m * exp(v) for v <= 0 (NaN in, NaN out), |m| below 2^60, rounded once, subnormal results
+/// included: m (1 + p) is scaled by 2^k in two normal steps. Where m * exp(v) is subnormal, exp(v)
+/// alone would be subnormal too, with fewer significant bits than the product needs (silu(-100) =
+/// -100 e^-100 from a rounded e^-100 is 50 ulp off).
+CUACT_HOST_DEVICE float mul_exp_nonpositive(float m, float v) {
+  // below -110, |m| e^v < 2^-150 for the |m| < 2^8 the activations pass: m * 0 (NaN for an
+  // infinite m, as PyTorch's inf * 0), and the reduction shares exp_nonpositive's clamp
+  const reduced_exp e = reduce_exp(v < -110.0f ? -110.0f : v);
+  const float k_high = truncf(e.k * 0.5f);
+  const float result = fmaf(m, e.p, m) * exp2_integral(k_high) * exp2_integral(e.k - k_high);
+  return v < -110.0f ? m * 0.0f : result;
+}
+/// double: m exp(v) while exp(v) is normal, else exp(v / 2)^2, both factors normal down to
+/// v = -1416.
+CUACT_HOST_DEVICE double mul_exp_nonpositive(double m, double v) {
+  if (v >= -700.0 || v != v) return m * ::exp(v);
+  const double half = ::exp(0.5 * v);
+  return (m * half) * half;
 }
 
 CUACT_HOST_DEVICE double expm1_nonpositive(double x) { return ::expm1(x); }
@@ -112,6 +132,17 @@ CUACT_HOST_DEVICE C exp_nonpositive(C x, R) {
     return exp2_approx(x * 1.44269504088896341f);
   } else {
     return exp_nonpositive(x);
+  }
+}
+
+/// m * exp(v) for v <= 0 at accuracy R (16-bit results: m * ex2.approx, whose subnormal
+/// results keep the few bits a 16-bit result needs).
+template <class R, class C>
+CUACT_HOST_DEVICE C mul_exp_nonpositive(C m, C v, R r) {
+  if constexpr (rounds_to_16_bits_v<R> && sizeof(C) == 4) {
+    return m * exp_nonpositive(v, r);
+  } else {
+    return mul_exp_nonpositive(m, v);
   }
 }
 
@@ -244,6 +275,21 @@ CUACT_HOST_DEVICE C reciprocal(C x, R) {
   }
 }
 
+/// 1 / (1 + e) for e in [0, 1] (NaN in, NaN out) at accuracy R. Float and double: the rounding
+/// of 1 + e (exact as d + lo, Fast2Sum) is taken back to first order, so only the division rounds:
+/// the logistic functions square and multiply this, and every half ulp shows.
+template <class R, class C>
+CUACT_HOST_DEVICE C reciprocal_one_plus(C e, R r) {
+  const C d = C(1) + e;
+  if constexpr (rounds_to_16_bits_v<R> && sizeof(C) == 4) {
+    return reciprocal(d, r);
+  } else {
+    const C lo = e - (d - C(1));
+    const C q = C(1) / d;
+    return fused(-q * lo, q, q);
+  }
+}
+
 /// log1p(z) for z in [0, 1] (NaN in, NaN out) at accuracy R. For 16-bit results: a degree-4
 /// Taylor polynomial below 1/16 (relative error below 2^-18), where log2(1 + z) would lose z's low
 /// bits to the rounding of 1 + z, and `lg2.approx` of 1 + z above (log1p(z) >= 0.06 there, so
@@ -270,7 +316,7 @@ struct logistic_pair {
 };
 template <class R, class C>
 CUACT_HOST_DEVICE logistic_pair<C> logistic(C x, C e, R r) {
-  const C q = reciprocal(C(1) + e, r);
+  const C q = reciprocal_one_plus(e, r);
   const C p = e * q;
   return x >= C(0) ? logistic_pair<C>{q, p} : logistic_pair<C>{p, q};
 }

@@ -1,0 +1,125 @@
+// The activation family against its references on the host (op_table.hpp, accuracy.hpp): every
+// 16-bit input, and for float and double random values over each row's domain plus special values
+// and kink neighbours; forward, backward (dy = 1 and random dy) and backward from the output, each
+// judged under the row's tolerance, NaN, +-inf and the sign of zero included. The host runs the
+// policies' own code with the host fallbacks of the hardware approximations (ex2/lg2/rcp/tanh
+// .approx become libm): the device math is gpu_accuracy's subject. Also: centered finite
+// differences of every derivative, in double, away from kinks.
+#include "catch.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include <cuact/activations.cuh>
+
+#include "accuracy.hpp"
+
+using namespace cuact_test;
+
+// Parameters are aggregate-initialized in PyTorch's order, from double literals without narrowing.
+static_assert(cuact::elu{0.5}.alpha == 0.5);
+static_assert(cuact::softplus{2.0, 10.0}.beta == 2.0 && cuact::softplus{2.0, 10.0}.threshold == 10.0);
+static_assert(cuact::softplus{}.beta == 1.0 && cuact::softplus{}.threshold == 20.0);
+static_assert(cuact::hardtanh{}.min_val == -1.0 && cuact::hardtanh{}.max_val == 1.0);
+static_assert(cuact::leaky_relu{}.negative_slope == 0.01 && cuact::celu{}.alpha == 1.0);
+static_assert(cuact::softshrink{}.lambd == 0.5 && cuact::hardshrink{}.lambd == 0.5);
+static_assert(cuact::threshold{0.5, 2.0}.threshold == 0.5 && cuact::threshold{0.5, 2.0}.value == 2.0);
+
+namespace {
+
+template <class Op, class A>
+Op make_op(const A& act) {
+  Op op{};  // the adaptors are aggregates: set the member
+  op.act = act;
+  return op;
+}
+
+/// What the engine does to one element: load -> to_compute -> op -> from_compute -> store.
+template <class T, class Op, class... Args>
+T through(const Op& op, Args... args) {
+  return cuact::detail::from_compute<T>(op(cuact::detail::to_compute(args)...));
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("activation family within tolerance of its references (host)", "[cpu][accuracy]",
+                   CUACT_TEST_DTYPES) {
+  using T = TestType;
+  const std::uint64_t seed = Catch::getSeed() + 1100;
+  for_each_activation([&](const auto& row) {
+    using A = typename std::decay_t<decltype(row)>::activation_type;
+    const auto xs = accuracy_inputs<T>(row, 100000, seed);
+    const auto dys = accuracy_dys<T>(xs.size(), seed + 1);
+    const T one = static_cast<T>(1.0f);
+    row_results<T> got;
+    got.y.resize(xs.size());
+    const auto forward = make_op<cuact::forward_op<A, T>>(row.act);
+    for (std::size_t i = 0; i < xs.size(); ++i) got.y[i] = through<T>(forward, xs[i]);
+    if constexpr (cuact::has_derivative_v<A>) {
+      const auto backward = make_op<cuact::gradient_op<A, T>>(row.act);
+      got.dx_one.resize(xs.size());
+      got.dx.resize(xs.size());
+      for (std::size_t i = 0; i < xs.size(); ++i) {
+        got.dx_one[i] = through<T>(backward, xs[i], one);
+        got.dx[i] = through<T>(backward, xs[i], dys[i]);
+      }
+    }
+    if constexpr (cuact::has_derivative_from_output_v<A>) {
+      const auto backward = make_op<cuact::gradient_from_output_op<A, T>>(row.act);
+      got.dx_from_y_one.resize(xs.size());
+      got.dx_from_y.resize(xs.size());
+      for (std::size_t i = 0; i < xs.size(); ++i) {
+        got.dx_from_y_one[i] = through<T>(backward, got.y[i], one);
+        got.dx_from_y[i] = through<T>(backward, got.y[i], dys[i]);
+      }
+    }
+    const auto tallies = judge_row(row, xs, dys, got);
+    print_tallies<T>("cpu", row.name, tallies);
+    for (const auto& p : tallies) {
+      INFO(type_name<T>() << " " << row.name << " " << p.what << ": "
+                          << (p.first_failures.empty() ? "" : p.first_failures.front()));
+      CHECK(p.failures == 0);
+    }
+  });
+}
+
+TEST_CASE("derivatives agree with centered finite differences (double)", "[cpu][accuracy]") {
+  // h = 1e-5 max(1, |x|): truncation h^2 |f'''| / 6 and rounding 2^-53 |f| / h both stay far below
+  // the 1e-6 (1 + |f'|) bound; inputs within 1e-3 max(1, |kink|) of a kink are skipped.
+  std::uint64_t state = Catch::getSeed() + 1200;
+  const auto unit = [&state] {
+    state = mix64(state + 0x9e3779b97f4a7c15ull);
+    return static_cast<double>(state >> 11) * 0x1.0p-53;
+  };
+  for_each_activation([&](const auto& row) {
+    using A = typename std::decay_t<decltype(row)>::activation_type;
+    if constexpr (cuact::has_derivative_v<A>) {
+      auto op = cuact::gradient_op<A, double>{};
+      op.act = row.act;
+      std::size_t failures = 0;
+      for (int i = 0; i < 20000; ++i) {
+        const double x = row.domain_low + (row.domain_high - row.domain_low) * unit();
+        bool near_kink = false;
+        for (int k = 0; k < row.kink.count; ++k) {
+          near_kink |= std::fabs(x - row.kink.at[k]) < 1e-3 * std::max(1.0, std::fabs(row.kink.at[k]));
+        }
+        // softplus switches branches at x beta = threshold: its kink; below 1e-300 nothing to see
+        if (near_kink) continue;
+        const double h = 1e-5 * std::max(1.0, std::fabs(x));
+        const double fd = static_cast<double>((row.forward(x + h) - row.forward(x - h)) / (2 * h));
+        const double reference = static_cast<double>(row.derivative(x));
+        const double policy = op(x, 1.0);
+        const double bound = 1e-6 * (1 + std::fabs(fd));
+        if ((std::fabs(fd - reference) > bound || std::fabs(fd - policy) > bound) && failures++ < 3) {
+          INFO(row.name << ": x = " << x << ", finite difference " << fd << ", reference derivative "
+                        << reference << ", policy derivative " << policy);
+          CHECK(false);
+        }
+      }
+      INFO(row.name);
+      CHECK(failures == 0);
+    }
+  });
+}
