@@ -1,5 +1,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -7,6 +9,7 @@
 #include <cstdarg>
 #include <cstdlib>
 #include <ctime>
+#include <cuact/detail/launch.cuh>
 #include <cub/version.cuh>
 #include <limits>
 #include <type_traits>
@@ -109,6 +112,13 @@ void print_device(const device_info& info, const char* mode, std::FILE* out) {
                "# clocks: SM %.0f MHz, memory %.0f MHz x %d bit (peak %.0f GB/s from these; "
                "memcpy is the measured ceiling)\n",
                info.clock_khz / 1e3, info.memory_clock_khz / 1e3, info.bus_bits, peak_gbps);
+  cuact::detail::device_facts facts{};
+  if (cuact::detail::get_device_facts(info.device, facts) == cudaSuccess) {
+    std::fprintf(out,
+                 "# cuact launch model: %d SMs, %d threads/SM, modelled bandwidth %.0f GB/s "
+                 "(cuact::detail::get_device_facts)\n",
+                 facts.sm_count, facts.max_threads_per_sm, facts.bytes_per_second / 1e9);
+  }
   std::fprintf(out, "# CUDA driver %d, runtime %d, CUB %d.%d.%d\n", info.driver_version,
                info.runtime_version, CUB_VERSION / 100000, CUB_VERSION / 100 % 1000,
                CUB_VERSION % 100);
@@ -204,29 +214,33 @@ unsigned utility_blocks(std::size_t count) {
   return static_cast<unsigned>(std::min<std::size_t>(std::max<std::size_t>(blocks, 1), 1u << 16));
 }
 
+// Standard normal values by Box-Muller from two 32-bit halves of one hash: u1 in (0, 1], so the
+// logarithm is finite; a value that rounds to exactly zero has probability ~1e-38 (fp32 / bf16).
 template <class T>
 __global__ void fill_random_kernel(T* data, std::size_t count, std::uint64_t seed) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
        i += stride) {
     const std::uint64_t h = splitmix64(seed ^ splitmix64(i));
-    const double unit = static_cast<double>(h >> 11) * 0x1.0p-53;  // [0, 1)
-    data[i] = from_double<T>(-8.0 + 16.0 * unit);
+    const float u1 = (static_cast<float>(h >> 40) + 1.0f) * 0x1.0p-24f;  // (0, 1]
+    const float u2 = static_cast<float>((h >> 8) & 0xFFFFFFu) * 0x1.0p-24f;  // [0, 1)
+    const float z = sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
+    data[i] = from_double<T>(z != 0.0f ? z : 0x1.0p-10f);
   }
 }
 
-// Max |a - b| as a double; NaN counts as +inf. Atomic max on the bit pattern works because the
-// values are non-negative doubles, whose bit patterns order like the numbers.
+// Max |a - b| / max(1, |b|) as a double; NaN counts as +inf. Atomic max on the bit pattern works
+// because the values are non-negative doubles, whose bit patterns order like the numbers.
 template <class T>
-__global__ void max_abs_difference_kernel(const T* a, const T* b, std::size_t n,
-                                          unsigned long long* result) {
+__global__ void max_difference_kernel(const T* a, const T* b, std::size_t n,
+                                      unsigned long long* result) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   double local = 0;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride) {
     const double x = to_double(a[i]);
     const double y = to_double(b[i]);
-    double d = x == y ? 0.0 : fabs(x - y);  // inf == inf is no difference
+    double d = x == y ? 0.0 : fabs(x - y) / fmax(1.0, fabs(y));  // inf == inf is no difference
     if (d != d) d = INFINITY;
     local = d > local ? d : local;
   }
@@ -268,13 +282,13 @@ std::uint64_t fresh_seed() {
   return splitmix64(next++);
 }
 
-double max_abs_difference(const void* a, const void* b, std::size_t n, dtype t,
-                          cudaStream_t stream) {
+double max_difference(const void* a, const void* b, std::size_t n, dtype t,
+                      cudaStream_t stream) {
   device_buffer result(sizeof(unsigned long long));
   BENCH_CHECK(cudaMemsetAsync(result.get(), 0, sizeof(unsigned long long), stream));
   with_type(t, [&](auto type) {
     using T = decltype(type);
-    max_abs_difference_kernel<<<utility_blocks(n), utility_threads, 0, stream>>>(
+    max_difference_kernel<<<utility_blocks(n), utility_threads, 0, stream>>>(
         static_cast<const T*>(a), static_cast<const T*>(b), n, result.as<unsigned long long>());
     BENCH_CHECK_LAUNCH();
   });
@@ -395,13 +409,14 @@ graph_exec capture(cudaStream_t stream, const enqueue_fn& enqueue, std::int64_t&
   fail("unreachable");
 }
 
+}  // namespace
+
 double median(std::vector<double> values) {
+  if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
   const std::size_t m = values.size() / 2;
   return values.size() % 2 == 1 ? values[m] : 0.5 * (values[m - 1] + values[m]);
 }
-
-}  // namespace
 
 /// Calls at least this long are timed as direct launches (see measure).
 constexpr float direct_launch_min_ms = 0.02f;
@@ -538,6 +553,62 @@ void table::row(const std::vector<std::string>& cells) const {
   std::fprintf(out_, "%s\n", line.c_str());
   std::fflush(out_);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Child processes
+
+namespace {
+
+/// The word quoted for /bin/sh: inside single quotes, each ' written as '\''.
+std::string shell_quote(const std::string& word) {
+  std::string quoted = "'";
+  for (const char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+}  // namespace
+
+std::vector<std::string> run_child(const std::vector<std::string>& arguments, int& status) {
+  char self[4096];
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (length <= 0) fail("cannot read /proc/self/exe to re-run this executable");
+  self[length] = '\0';
+  std::string command = shell_quote(self);
+  for (const std::string& a : arguments) command += " " + shell_quote(a);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) fail("popen failed for: " + command);
+  std::vector<std::string> lines;
+  std::string line;
+  char chunk[4096];
+  while (std::fgets(chunk, sizeof chunk, pipe) != nullptr) {
+    line += chunk;
+    if (line.empty() || line.back() != '\n') continue;
+    line.pop_back();
+    if (!line.empty() && line[0] == '@') lines.push_back(line.substr(1));
+    line.clear();
+  }
+  const int raw = pclose(pipe);
+  status = raw != -1 && WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return lines;
+}
+
+std::vector<std::string> split_words(const std::string& line) {
+  std::vector<std::string> words;
+  std::size_t start = 0;
+  while (start <= line.size()) {
+    const std::size_t end = line.find(' ', start);
+    const std::size_t stop = end == std::string::npos ? line.size() : end;
+    if (stop > start) words.push_back(line.substr(start, stop - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return words;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tables (continued)
 
 std::string ratio_text(double value, double reference) {
   return reference > 0 && value > 0 ? format("%.3f", value / reference) : "-";

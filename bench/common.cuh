@@ -100,15 +100,16 @@ class stream_handle {
 std::size_t usable_device_memory();
 
 // ---------------------------------------------------------------------------------------------
-// Inputs: uniform in [-8, 8), from a hash of (seed, index), generated on the device.
+// Inputs: standard normal values (half of them negative, none zero), from a hash of
+// (seed, index) through Box-Muller, generated on the device.
 
 void fill_random(void* data, std::size_t count, dtype t, std::uint64_t seed, cudaStream_t stream);
 /// A seed never used before in this process.
 std::uint64_t fresh_seed();
-/// Largest |a[i] - b[i]| over n elements of type t, as double; NaN anywhere (one side or both)
-/// counts as infinity, so an unwritten (NaN-poisoned) output cannot pass.
-double max_abs_difference(const void* a, const void* b, std::size_t n, dtype t,
-                          cudaStream_t stream);
+/// Largest |a[i] - b[i]| / max(1, |b[i]|) over n elements of type t, as double; NaN anywhere
+/// (one side or both) counts as infinity, so an unwritten (NaN-poisoned) output cannot pass;
+/// equal infinities count as equal.
+double max_difference(const void* a, const void* b, std::size_t n, dtype t, cudaStream_t stream);
 /// Sets every byte of `count` elements so that each element is a NaN (0xFF bytes).
 void poison(void* data, std::size_t count, dtype t, cudaStream_t stream);
 
@@ -157,6 +158,9 @@ timing measure(cudaStream_t stream, const enqueue_fn& enqueue, const timing_opti
 /// enqueues without synchronizing) / calls; the stream is synchronized after each rep, untimed.
 double measure_host_us(cudaStream_t stream, const enqueue_fn& enqueue, int calls, int reps);
 
+/// Median of values (the mean of the two middle ones for an even count).
+double median(std::vector<double> values);
+
 /// GB/s counting bytes read plus written (1 GB = 1e9 bytes).
 inline double gbps(double bytes, double ms) { return bytes / (ms * 1e-3) / 1e9; }
 
@@ -182,6 +186,18 @@ class table {
   std::FILE* out_;
   std::vector<column> columns_;
 };
+
+// ---------------------------------------------------------------------------------------------
+// Child processes: modes that give every size a fresh process (so that CUB's per-instantiation
+// cached configuration comes from a first call at that size) re-run this executable.
+
+/// Runs this executable (/proc/self/exe) with `arguments` (each passed as one word); returns the
+/// lines of its stdout that start with '@' (without the '@'), in order; its stderr goes to ours.
+/// `status` gets the child's exit status (-1 if it did not exit normally).
+std::vector<std::string> run_child(const std::vector<std::string>& arguments, int& status);
+
+/// Splits a line at single spaces.
+std::vector<std::string> split_words(const std::string& line);
 
 /// "1.00", or "-" when the reference is missing (<= 0).
 std::string ratio_text(double value, double reference);

@@ -1,5 +1,5 @@
 // cuact_bench: bandwidth and launch-overhead benchmarks of cuact against cudaMemcpyAsync and
-// cub::DeviceTransform. See bench/README.md.
+// cub::DeviceTransform, over the op table. See bench/README.md.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -12,18 +12,23 @@ namespace {
 
 void print_help() {
   std::printf(
-      "usage: cuact_bench [--headline | --sweep [--csv FILE] | --small | --blocks] [--reps N]\n"
+      "usage: cuact_bench [--headline | --family | --user | --sweep [--csv FILE] | --small |\n"
+      "                    --shapes] [--reps N]\n"
       "\n"
-      "  --headline  (default) n = 4096 x 393216: memcpy, cub::DeviceTransform and cuact,\n"
-      "              forward relu/selu fp32/bf16 in and out of place, backward (from x, from y),\n"
-      "              relu with a 1-bit mask; GB/s and ratios to memcpy and CUB\n"
-      "  --sweep     n = 2^10 ... 2^30 and the seeds' n, fp32/fp16/bf16/fp64, forward and\n"
-      "              backward; memcpy, CUB and cuact per row, rotating buffer sets so that small\n"
-      "              sizes are not served from L2; --csv FILE writes one line per contestant\n"
-      "  --small     launch-bound sizes 1K..4M fp32: GPU time per call from CUDA graphs, host\n"
-      "              enqueue time per call, and what cuact's argument validation costs\n"
-      "  --blocks    the public elementwise_kernel at the seeds' n with block sizes 128..1024 and\n"
-      "              grids covering n in 1, 2 or 4 passes, against memcpy\n"
+      "  --headline  (default) n = 4096 x 393216 (fp64: half): relu and selu forward out of and\n"
+      "              in place, backward, backward_from_output, fp32/bf16/fp16/fp64, and the ReLU\n"
+      "              mask pair; GB/s, x memcpy, x CUB, the launch shape cuact's model chose\n"
+      "  --family    every op-table row, forward / backward / backward_from_output,\n"
+      "              fp32/bf16/fp16, same columns\n"
+      "  --user      plainly written user functors (no is_heavy hint), fp32/bf16 forward, with\n"
+      "              the registers and the model's heavy estimate\n"
+      "  --sweep     n = 2^10 ... 2^30, relu/selu forward fp32/bf16/fp16/fp64 and backward\n"
+      "              fp32/bf16; every size in a fresh child process (fair to CUB's cached\n"
+      "              configuration); --csv FILE writes one line per contestant\n"
+      "  --small     1K..4M fp32: GPU time per call from CUDA graphs, host enqueue time per call,\n"
+      "              cuact vs CUB vs a bare float4 kernel (each size in a child process)\n"
+      "  --shapes    the public elementwise_kernel launched directly over threads per block x\n"
+      "              vectors per thread x passes, against memcpy, with the model's choice\n"
       "  --reps N    timed repetitions per measurement (median reported); default per mode\n"
       "  --help      this text\n"
       "\n"
@@ -33,7 +38,9 @@ void print_help() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  enum class mode { headline, sweep, small, blocks } chosen = mode::headline;
+  enum class mode { headline, family, user, sweep, sweep_one, small, small_one, shapes };
+  mode chosen = mode::headline;
+  std::size_t one_n = 0;
   bench::options opts;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -44,17 +51,36 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
+    const auto size_value = [&] {
+      const std::string text = value("a size");
+      const unsigned long long n = std::strtoull(text.c_str(), nullptr, 10);
+      if (n == 0) {
+        std::fprintf(stderr, "cuact_bench: %s needs a positive size\n", arg.c_str());
+        std::exit(1);
+      }
+      return static_cast<std::size_t>(n);
+    };
     if (arg == "--help" || arg == "-h") {
       print_help();
       return 0;
     } else if (arg == "--headline") {
       chosen = mode::headline;
+    } else if (arg == "--family") {
+      chosen = mode::family;
+    } else if (arg == "--user") {
+      chosen = mode::user;
     } else if (arg == "--sweep") {
       chosen = mode::sweep;
+    } else if (arg == "--sweep-one") {  // internal: one size of --sweep, in a child process
+      chosen = mode::sweep_one;
+      one_n = size_value();
     } else if (arg == "--small") {
       chosen = mode::small;
-    } else if (arg == "--blocks") {
-      chosen = mode::blocks;
+    } else if (arg == "--small-one") {  // internal: one size of --small, in a child process
+      chosen = mode::small_one;
+      one_n = size_value();
+    } else if (arg == "--shapes") {
+      chosen = mode::shapes;
     } else if (arg == "--csv") {
       opts.csv = value("a file name");
     } else if (arg == "--reps") {
@@ -77,12 +103,20 @@ int main(int argc, char** argv) {
   switch (chosen) {
     case mode::headline:
       return bench::run_headline(device, opts);
+    case mode::family:
+      return bench::run_family(device, opts);
+    case mode::user:
+      return bench::run_user(device, opts);
     case mode::sweep:
       return bench::run_sweep(device, opts);
+    case mode::sweep_one:
+      return bench::run_sweep_one(device, opts, one_n);
     case mode::small:
       return bench::run_small(device, opts);
-    case mode::blocks:
-      return bench::run_blocks(device, opts);
+    case mode::small_one:
+      return bench::run_small_one(device, opts, one_n);
+    case mode::shapes:
+      return bench::run_shapes(device, opts);
   }
   return 1;
 }

@@ -10,16 +10,19 @@
 namespace bench {
 
 struct options {
-  int reps = 0;     ///< timed batches per measurement; 0: the mode's default
+  int reps = 0;     ///< timed repetitions per measurement; 0: the mode's default
   std::string csv;  ///< --sweep: also write this CSV file
 };
 
-/// The seeds' shape: 4096 x 393216 elements.
-inline constexpr std::size_t seeds_n = std::size_t{4096} * 393216;
-
 int run_headline(const device_info& device, const options& opts);
+int run_family(const device_info& device, const options& opts);
+int run_user(const device_info& device, const options& opts);
+int run_shapes(const device_info& device, const options& opts);
+/// --sweep runs every size in a child process (run_sweep_one), so CUB's first call of each
+/// instantiation is at that size; --small likewise (run_small_one).
 int run_sweep(const device_info& device, const options& opts);
+int run_sweep_one(const device_info& device, const options& opts, std::size_t n);
 int run_small(const device_info& device, const options& opts);
-int run_blocks(const device_info& device, const options& opts);
+int run_small_one(const device_info& device, const options& opts, std::size_t n);
 
 }  // namespace bench

@@ -2,74 +2,63 @@
 
 namespace bench {
 
-const char* name(op o) {
-  switch (o) {
-    case op::relu:
-      return "relu";
-    case op::selu:
-      return "selu";
-    case op::relu_backward:
-      return "relu_backward";
-    case op::selu_backward:
-      return "selu_backward";
-    case op::relu_backward_from_output:
-      return "relu_backward_from_output";
-    case op::selu_backward_from_output:
-      return "selu_backward_from_output";
-    case op::relu_forward_mask:
+const char* name(op_kind k) {
+  switch (k) {
+    case op_kind::forward:
+      return "forward";
+    case op_kind::backward:
+      return "backward";
+    case op_kind::backward_from_output:
+      return "backward_from_output";
+    case op_kind::relu_forward_mask:
       return "relu_forward_mask";
-    case op::relu_backward_mask:
+    case op_kind::relu_backward_mask:
       return "relu_backward_mask";
   }
   return "?";
 }
 
-bool is_forward(op o) { return o == op::relu || o == op::selu; }
-
-const char* name(impl i) {
-  switch (i) {
-    case impl::memcpy:
-      return "memcpy";
-    case impl::cub:
-      return "cub";
-    case impl::cuact:
-      return "cuact";
-  }
-  return "?";
+std::string entry::label() const {
+  const bool mask = kind == op_kind::relu_forward_mask || kind == op_kind::relu_backward_mask;
+  return mask ? std::string(name(kind)) : activation + " " + name(kind);
 }
 
-launch_fn find_launcher(impl i, op o, dtype t) {
-  switch (t) {
-    case dtype::f32:
-      return find_launcher_f32(i, o);
-    case dtype::f16:
-      return find_launcher_f16(i, o);
-    case dtype::bf16:
-      return find_launcher_bf16(i, o);
-    case dtype::f64:
-      return find_launcher_f64(i, o);
+double entry::bytes_moved(std::size_t n) const {
+  const double array = static_cast<double>(n) * static_cast<double>(size_of(type));
+  // Whole 32-bit words, as cuact::relu_mask_words(n).
+  const double mask = static_cast<double>((n + 31) / 32 * 4);
+  return (element_inputs + 1) * array + (reads_mask || writes_mask ? mask : 0.0);
+}
+
+const std::vector<entry>& table_entries() {
+  static const std::vector<entry> entries = [] {
+    std::vector<entry> all;
+    add_table_entries_f32(all);
+    add_table_entries_bf16(all);
+    add_table_entries_f16(all);
+    add_table_entries_f64(all);
+    return all;
+  }();
+  return entries;
+}
+
+const std::vector<entry>& user_entries() {
+  static const std::vector<entry> entries = [] {
+    std::vector<entry> all;
+    add_user_entries(all);
+    return all;
+  }();
+  return entries;
+}
+
+const entry* find_entry(const std::vector<entry>& entries, const std::string& activation,
+                        op_kind kind, dtype type) {
+  for (const entry& e : entries) {
+    if (e.activation == activation && e.kind == kind && e.type == type) return &e;
   }
   return nullptr;
 }
 
-double bytes_moved(op o, dtype t, std::size_t n) {
-  const double array = static_cast<double>(n) * static_cast<double>(size_of(t));
-  const double mask = static_cast<double>(n) / 8;
-  switch (o) {
-    case op::relu:
-    case op::selu:
-      return 2 * array;  // in place still reads and writes every element
-    case op::relu_backward:
-    case op::selu_backward:
-    case op::relu_backward_from_output:
-    case op::selu_backward_from_output:
-      return 3 * array;  // x (or y) and dy read, dx written
-    case op::relu_forward_mask:
-      return 2 * array + mask;
-    case op::relu_backward_mask:
-      return mask + 2 * array;  // mask and dy read, dx written
-  }
-  return 0;
-}
+bool family_built() { return CUACT_BENCH_FAMILY != 0; }
 
 }  // namespace bench

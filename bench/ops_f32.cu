@@ -1,7 +1,6 @@
-// The launchers for one element type; one type per file, so CUB's instantiations compile in
-// parallel.
+// The entries of one dtype; one dtype per file, so CUB's instantiations compile in parallel.
 #include "ops_impl.cuh"
 
 namespace bench {
-launch_fn find_launcher_f32(impl i, op o) { return ops_detail::find_launcher<float>(i, o); }
+void add_table_entries_f32(std::vector<entry>& out) { ops_detail::add_table_entries<float>(out); }
 }  // namespace bench

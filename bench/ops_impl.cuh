@@ -1,143 +1,347 @@
 /// \file
-/// The launchers behind find_launcher, as templates over the element type. Included only by the
-/// ops_<type>.cu files, each of which instantiates one type.
+/// The templates that build entries (ops.cuh) from an activation and a dtype. Included only by
+/// ops_<type>.cu and ops_user.cu, each of which instantiates one dtype (or the user functors).
+///
+/// Every contestant of an entry runs the very same functor: cuact's own forward_op /
+/// gradient_op / gradient_from_output_op, which cuact's entries launch, are also what
+/// cub::DeviceTransform runs, behind `cub_op`, which converts storage values to the compute type
+/// and back with cuact's own conversions (CUB calls its op with storage-typed values).
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <climits>
 #include <cstdint>
 #include <cuact/cuact.cuh>
 #include <cub/device/device_transform.cuh>
 #include <cuda/std/tuple>
 #include <type_traits>
 
+#include "op_table.hpp"
 #include "ops.cuh"
 
 namespace bench {
 namespace ops_detail {
 
-/// CUB forward functor: the very cuact activation, between the conversions cuact makes.
-template <class Activation>
-struct cub_forward {
-  Activation act;
-  template <class T>
-  __host__ __device__ T operator()(T x) const {
-    return cuact::detail::from_compute<T>(act(cuact::detail::to_compute(x)));
+template <class T>
+constexpr dtype dtype_of() {
+  if constexpr (std::is_same_v<T, float>) {
+    return dtype::f32;
+  } else if constexpr (std::is_same_v<T, double>) {
+    return dtype::f64;
+  } else if constexpr (std::is_same_v<T, __half>) {
+    return dtype::f16;
+  } else {
+    static_assert(std::is_same_v<T, __nv_bfloat16>, "bench: unsupported dtype");
+    return dtype::bf16;
+  }
+}
+
+/// The rows that every build times (headline, sweep, small, shapes). With CUACT_BENCH_FAMILY off
+/// only these are instantiated, and fp64 has only these in every build (only the headline and
+/// the sweep time fp64).
+template <class A>
+inline constexpr bool is_core_v = std::is_same_v<A, cuact::relu> || std::is_same_v<A, cuact::selu>;
+template <class T, class A>
+inline constexpr bool built_v =
+    is_core_v<A> || (CUACT_BENCH_FAMILY != 0 && !std::is_same_v<T, double>);
+
+template <class T>
+const T* in_ptr(const void* p) {
+  return static_cast<const T*>(p);
+}
+template <class T>
+T* out_ptr(void* p) {
+  return static_cast<T*>(p);
+}
+
+/// cuact's adaptor Op (forward_op, gradient_op, gradient_from_output_op) around act, built the way
+/// that works whatever base classes the adaptor has.
+template <class Op, class A>
+Op make_op(const A& act) {
+  Op op{};
+  op.act = act;
+  return op;
+}
+
+/// CUB's functor: cuact's op between cuact's conversions (storage -> compute -> storage).
+template <class Op, class Out>
+struct cub_op {
+  Op op;
+  template <class... Storage>
+  __host__ __device__ Out operator()(Storage... values) const {
+    return cuact::detail::from_compute<Out>(op(cuact::detail::to_compute(values)...));
   }
 };
 
-/// CUB backward functor: (x, dy) -> dx with cuact's own gradient op (relu as `x > 0 ? dy : 0`,
-/// selu as `dy * selu'(x)`), so both contestants compute the same function.
-template <class Activation>
-struct cub_backward {
-  Activation act;
-  template <class T>
-  __host__ __device__ T operator()(T x, T dy) const {
-    return cuact::detail::from_compute<T>(cuact::detail::gradient_from_input<Activation>{act}(
-        cuact::detail::to_compute(x), cuact::detail::to_compute(dy)));
-  }
-};
-
-// CUB's offset type follows the type of num_items: std::int64_t, so every n works (n <= 2^31 - 1
-// would also allow int32 offsets; cuact always indexes with size_t).
+// CUB's offset type follows num_items: std::int64_t, so every n works.
 using cub_items_t = std::int64_t;
 
-template <class T, class Activation>
-cudaError_t cub_forward_call(const call_args& a, cudaStream_t stream) {
-  return cub::DeviceTransform::Transform(::cuda::std::make_tuple(static_cast<const T*>(a.in0)),
-                                         static_cast<T*>(a.out), static_cast<cub_items_t>(a.n),
-                                         cub_forward<Activation>{}, stream);
+template <class T, class Op, class... In>
+cudaError_t cub_transform(Op op, T* out, std::size_t n, cudaStream_t stream, const In*... in) {
+  return cub::DeviceTransform::Transform(::cuda::std::make_tuple(in...), out,
+                                         static_cast<cub_items_t>(n), cub_op<Op, T>{op}, stream);
 }
 
-template <class T, class Activation>
-cudaError_t cub_backward_call(const call_args& a, cudaStream_t stream) {
-  return cub::DeviceTransform::Transform(
-      ::cuda::std::make_tuple(static_cast<const T*>(a.in0), static_cast<const T*>(a.in1)),
-      static_cast<T*>(a.out), static_cast<cub_items_t>(a.n), cub_backward<Activation>{}, stream);
-}
+/// The vector width cuact's entries use for these arrays (detail/dispatch.cuh: auto width).
+template <class T, class... In>
+inline constexpr int entry_width_v =
+    cuact::detail::resolve_width<cuact::auto_width, cuact::detail::max_size_of<T, In...>()>();
 
-template <class T, class Activation>
-cudaError_t cuact_forward_call(const call_args& a, cudaStream_t stream) {
-  return cuact::forward(Activation{}, static_cast<const T*>(a.in0), static_cast<T*>(a.out), a.n,
-                        stream);
-}
-
-template <class T, class Activation>
-cudaError_t cuact_backward_call(const call_args& a, cudaStream_t stream) {
-  return cuact::backward(Activation{}, static_cast<const T*>(a.in0), static_cast<const T*>(a.in1),
-                         static_cast<T*>(a.out), a.n, stream);
-}
-
-template <class T, class Activation>
-cudaError_t cuact_backward_from_output_call(const call_args& a, cudaStream_t stream) {
-  return cuact::backward_from_output(Activation{}, static_cast<const T*>(a.in0),
-                                     static_cast<const T*>(a.in1), static_cast<T*>(a.out), a.n,
-                                     stream);
-}
-
-template <class T>
-cudaError_t cuact_relu_forward_mask_call(const call_args& a, cudaStream_t stream) {
-  return cuact::relu_forward_mask(static_cast<const T*>(a.in0), static_cast<T*>(a.out),
-                                  static_cast<std::uint32_t*>(a.out2), a.n, stream);
-}
-
-template <class T>
-cudaError_t cuact_relu_backward_mask_call(const call_args& a, cudaStream_t stream) {
-  return cuact::relu_backward_mask(static_cast<const std::uint32_t*>(a.in0),
-                                   static_cast<const T*>(a.in1), static_cast<T*>(a.out), a.n,
-                                   stream);
-}
-
-/// Which combinations a type builds (each costs compile time): forward and backward from x for
-/// every type; the from-output and mask variants where the headline mode uses them.
-template <class T>
-inline constexpr bool has_from_output_v =
-    std::is_same_v<T, float> || std::is_same_v<T, __nv_bfloat16>;
-template <class T>
-inline constexpr bool has_mask_v = std::is_same_v<T, float>;
-
-template <class T>
-launch_fn find_launcher(impl i, op o) {
-  if (i == impl::cub) {
-    switch (o) {
-      case op::relu:
-        return &cub_forward_call<T, cuact::relu>;
-      case op::selu:
-        return &cub_forward_call<T, cuact::selu>;
-      case op::relu_backward:
-        return &cub_backward_call<T, cuact::relu>;
-      case op::selu_backward:
-        return &cub_backward_call<T, cuact::selu>;
-      default:
-        return nullptr;
-    }
+/// The launch shape the model picks for op over these arrays: the same params type as cuact's
+/// entry builds, the same kernel instantiation, the same queries.
+template <class T, class Op, class... In>
+shape_report model_shape(Op op, cuact::detail::cost_hint hint, T* out, std::size_t n,
+                         const In*... in) {
+  const auto params = cuact::make_elementwise_params<entry_width_v<T, In...>>(
+      op, cuact::outputs(out), n, cuact::inputs(in...));
+  using params_t = std::remove_const_t<decltype(params)>;
+  shape_report report;
+  int device = 0;
+  cuact::detail::kernel_facts kernel{};
+  cuact::detail::launch_shape shape{};
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cuact::detail::get_kernel_facts(cuact::elementwise_kernel<params_t>, device, kernel) !=
+          cudaSuccess ||
+      cuact::detail::choose_launch_shape(cuact::elementwise_kernel<params_t>, device, hint,
+                                         params.vectors, params.head + params.tail,
+                                         params_t::vector_load_bytes, params_t::bytes_per_element,
+                                         params_t::max_vectors_per_thread, shape) != cudaSuccess) {
+    cudaGetLastError();
+    return report;
   }
-  if (i == impl::cuact) {
-    switch (o) {
-      case op::relu:
-        return &cuact_forward_call<T, cuact::relu>;
-      case op::selu:
-        return &cuact_forward_call<T, cuact::selu>;
-      case op::relu_backward:
-        return &cuact_backward_call<T, cuact::relu>;
-      case op::selu_backward:
-        return &cuact_backward_call<T, cuact::selu>;
-      case op::relu_backward_from_output:
-        if constexpr (has_from_output_v<T>) return &cuact_backward_from_output_call<T, cuact::relu>;
-        return nullptr;
-      case op::selu_backward_from_output:
-        if constexpr (has_from_output_v<T>) return &cuact_backward_from_output_call<T, cuact::selu>;
-        return nullptr;
-      case op::relu_forward_mask:
-        if constexpr (has_mask_v<T>) return &cuact_relu_forward_mask_call<T>;
-        return nullptr;
-      case op::relu_backward_mask:
-        if constexpr (has_mask_v<T>) return &cuact_relu_backward_mask_call<T>;
-        return nullptr;
-    }
+  report.available = true;
+  report.blocks = shape.blocks;
+  report.threads_per_block = shape.threads_per_block;
+  report.vectors_per_thread = shape.vectors_per_thread;
+  report.passes = shape.passes;
+  report.max_vectors_per_thread = static_cast<unsigned>(params_t::max_vectors_per_thread);
+  report.heavy = shape.heavy;
+  report.registers = kernel.registers_per_thread;
+  report.resident_blocks_per_sm = kernel.resident_blocks_per_sm;
+  return report;
+}
+
+/// The public kernel launched directly with a chosen shape.
+template <class T, class Op, class... In>
+cudaError_t direct_launch(Op op, T* out, std::size_t n, unsigned threads_per_block,
+                          unsigned vectors_per_thread, int passes, cudaStream_t stream,
+                          const In*... in) {
+  const auto params = cuact::make_elementwise_params<entry_width_v<T, In...>>(
+      op, cuact::outputs(out), n, cuact::inputs(in...), vectors_per_thread);
+  const std::size_t per_pass =
+      static_cast<std::size_t>(threads_per_block) * static_cast<std::size_t>(passes);
+  std::size_t grid = (params.work_items() + per_pass - 1) / per_pass;
+  if (grid == 0) grid = 1;
+  if (grid > static_cast<std::size_t>(INT_MAX)) return cudaErrorInvalidConfiguration;
+  cuact::elementwise_kernel<<<static_cast<unsigned>(grid), threads_per_block, 0, stream>>>(params);
+  return cudaGetLastError();
+}
+
+/// Fills the parts of an entry that every elementwise op shares: CUB, shape and direct launch
+/// for `op` reading in0 (Inputs == 1) or in0, in1 (Inputs == 2).
+template <class T, int Inputs, class Op>
+void set_elementwise(entry& e, Op op, cuact::detail::cost_hint hint) {
+  e.element_inputs = Inputs;
+  if constexpr (Inputs == 1) {
+    e.cub = [op](const call_args& a, cudaStream_t s) {
+      return cub_transform<T>(op, out_ptr<T>(a.out), a.n, s, in_ptr<T>(a.in0));
+    };
+    e.shape = [op, hint](const call_args& a) {
+      return model_shape<T>(op, hint, out_ptr<T>(a.out), a.n, in_ptr<T>(a.in0));
+    };
+    e.direct = [op](const call_args& a, unsigned block, unsigned k, int passes, cudaStream_t s) {
+      return direct_launch<T>(op, out_ptr<T>(a.out), a.n, block, k, passes, s, in_ptr<T>(a.in0));
+    };
+  } else {
+    static_assert(Inputs == 2, "bench: one or two element inputs");
+    e.cub = [op](const call_args& a, cudaStream_t s) {
+      return cub_transform<T>(op, out_ptr<T>(a.out), a.n, s, in_ptr<T>(a.in0), in_ptr<T>(a.in1));
+    };
+    e.shape = [op, hint](const call_args& a) {
+      return model_shape<T>(op, hint, out_ptr<T>(a.out), a.n, in_ptr<T>(a.in0), in_ptr<T>(a.in1));
+    };
+    e.direct = [op](const call_args& a, unsigned block, unsigned k, int passes, cudaStream_t s) {
+      return direct_launch<T>(op, out_ptr<T>(a.out), a.n, block, k, passes, s, in_ptr<T>(a.in0),
+                              in_ptr<T>(a.in1));
+    };
   }
-  return nullptr;
+}
+
+/// The entries of one activation for dtype T: forward, and backward / backward_from_output where
+/// the activation has them.
+template <class T, class A>
+void add_activation(std::vector<entry>& out, const char* activation, const A& act, bool core,
+                    int row) {
+  constexpr cuact::detail::cost_hint hint = cuact::detail::declared_cost<A>;
+  entry base;
+  base.activation = activation;
+  base.type = dtype_of<T>();
+  base.core = core;
+  base.row = row;
+
+  entry forward = base;
+  forward.kind = op_kind::forward;
+  forward.cuact = [act](const call_args& a, cudaStream_t s) {
+    return cuact::forward(act, in_ptr<T>(a.in0), out_ptr<T>(a.out), a.n, s);
+  };
+  set_elementwise<T, 1>(forward, make_op<cuact::forward_op<A, T>>(act), hint);
+  out.push_back(forward);
+
+  if constexpr (cuact::has_derivative_v<A>) {
+    entry backward = base;
+    backward.kind = op_kind::backward;
+    backward.cuact = [act](const call_args& a, cudaStream_t s) {
+      return cuact::backward(act, in_ptr<T>(a.in0), in_ptr<T>(a.in1), out_ptr<T>(a.out), a.n, s);
+    };
+    set_elementwise<T, 2>(backward, make_op<cuact::gradient_op<A, T>>(act), hint);
+    out.push_back(backward);
+  }
+
+  if constexpr (cuact::has_derivative_from_output_v<A>) {
+    entry from_output = base;
+    from_output.kind = op_kind::backward_from_output;
+    from_output.cuact = [act](const call_args& a, cudaStream_t s) {
+      return cuact::backward_from_output(act, in_ptr<T>(a.in0), in_ptr<T>(a.in1),
+                                         out_ptr<T>(a.out), a.n, s);
+    };
+    // y = act(x), in place over the x that in0 holds.
+    from_output.prepare = [act](const call_args& a, cudaStream_t s) {
+      T* data = const_cast<T*>(in_ptr<T>(a.in0));
+      return cuact::forward(act, data, a.n, s);
+    };
+    set_elementwise<T, 2>(from_output, make_op<cuact::gradient_from_output_op<A, T>>(act), hint);
+    out.push_back(from_output);
+  }
+}
+
+/// relu_forward_mask and relu_backward_mask for dtype T (cuact only: CUB has no 1-bit output).
+template <class T>
+void add_relu_mask(std::vector<entry>& out, int row) {
+  entry base;
+  base.activation = "relu";
+  base.type = dtype_of<T>();
+  base.core = true;
+  base.row = row;
+
+  entry forward = base;
+  forward.kind = op_kind::relu_forward_mask;
+  forward.writes_mask = true;
+  forward.cuact = [](const call_args& a, cudaStream_t s) {
+    return cuact::relu_forward_mask(in_ptr<T>(a.in0), out_ptr<T>(a.out),
+                                    static_cast<std::uint32_t*>(a.mask), a.n, s);
+  };
+  forward.reference = [](const call_args& a, cudaStream_t s) {
+    return cuact::forward(cuact::relu{}, in_ptr<T>(a.in0), out_ptr<T>(a.out), a.n, s);
+  };
+  // The sign-mask kernel's shape, as detail::run_sign_mask_forward chooses it.
+  forward.shape = [](const call_args& a) {
+    using act_t = cuact::forward_op<cuact::relu, T>;
+    using params_t = cuact::detail::sign_mask_params<T, act_t>;
+    const auto kernel = cuact::detail::sign_mask_forward_kernel<T, act_t>;
+    shape_report report;
+    int device = 0;
+    cuact::detail::kernel_facts facts{};
+    cuact::detail::launch_shape shape{};
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cuact::detail::get_kernel_facts(kernel, device, facts) != cudaSuccess ||
+        cuact::detail::choose_launch_shape(kernel, device, cuact::detail::cost_hint::light,
+                                           cuact::detail::mask_bytes(a.n), 0,
+                                           params_t::vector_load_bytes, 2 * sizeof(T), 1,
+                                           shape) != cudaSuccess) {
+      cudaGetLastError();
+      return report;
+    }
+    report.available = true;
+    report.blocks = shape.blocks;
+    report.threads_per_block = shape.threads_per_block;
+    report.vectors_per_thread = shape.vectors_per_thread;
+    report.passes = shape.passes;
+    report.max_vectors_per_thread = 1;
+    report.heavy = shape.heavy;
+    report.registers = facts.registers_per_thread;
+    report.resident_blocks_per_sm = facts.resident_blocks_per_sm;
+    return report;
+  };
+  out.push_back(forward);
+
+  entry backward = base;
+  backward.kind = op_kind::relu_backward_mask;
+  backward.element_inputs = 1;
+  backward.reads_mask = true;
+  backward.uses_aux = true;
+  backward.cuact = [](const call_args& a, cudaStream_t s) {
+    return cuact::relu_backward_mask(static_cast<const std::uint32_t*>(a.mask), in_ptr<T>(a.in0),
+                                     out_ptr<T>(a.out), a.n, s);
+  };
+  // The mask of aux (x); out is scratch here, the timed calls overwrite it.
+  backward.prepare = [](const call_args& a, cudaStream_t s) {
+    return cuact::relu_forward_mask(in_ptr<T>(a.aux), out_ptr<T>(a.out),
+                                    static_cast<std::uint32_t*>(a.mask), a.n, s);
+  };
+  backward.reference = [](const call_args& a, cudaStream_t s) {
+    return cuact::backward(cuact::relu{}, in_ptr<T>(a.aux), in_ptr<T>(a.in0), out_ptr<T>(a.out),
+                           a.n, s);
+  };
+  backward.shape = [](const call_args& a) {
+    return model_shape<T>(cuact::detail::masked_gradient{static_cast<const std::uint32_t*>(a.mask)},
+                          cuact::detail::cost_hint::light, out_ptr<T>(a.out), a.n,
+                          in_ptr<T>(a.in0));
+  };
+  backward.direct = [](const call_args& a, unsigned block, unsigned k, int passes,
+                       cudaStream_t s) {
+    return direct_launch<T>(
+        cuact::detail::masked_gradient{static_cast<const std::uint32_t*>(a.mask)},
+        out_ptr<T>(a.out), a.n, block, k, passes, s, in_ptr<T>(a.in0));
+  };
+  out.push_back(backward);
+}
+
+/// The floor for an elementwise kernel: one float4 per thread, grid covers n (n % 4 == 0), no
+/// alignment checks, no validation, the same functor as cuact's forward.
+template <class Op>
+__global__ void bare_float4_kernel(const float4* in, float4* out, std::size_t vectors, Op op) {
+  const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < vectors) {
+    float4 v = in[i];
+    v.x = op(v.x);
+    v.y = op(v.y);
+    v.z = op(v.z);
+    v.w = op(v.w);
+    out[i] = v;
+  }
+}
+
+template <class A>
+launch_fn bare_launcher(const A& act) {
+  return [act](const call_args& a, cudaStream_t s) {
+    constexpr unsigned threads = 256;
+    const std::size_t vectors = a.n / 4;
+    const auto blocks = static_cast<unsigned>((vectors + threads - 1) / threads);
+    bare_float4_kernel<<<blocks, threads, 0, s>>>(static_cast<const float4*>(a.in0),
+                                                  static_cast<float4*>(a.out), vectors,
+                                                  make_op<cuact::forward_op<A, float>>(act));
+    return cudaGetLastError();
+  };
+}
+
+/// Every op-table row built for T (built_v), then the mask pair (not for fp64).
+template <class T>
+void add_table_entries(std::vector<entry>& out) {
+  int position = 0;
+  cuact_test::for_each_activation([&](const auto& row) {
+    using A = std::decay_t<decltype(row.act)>;
+    if constexpr (built_v<T, A>) {
+      const std::size_t forward = out.size();
+      add_activation<T>(out, row.name, row.act, is_core_v<A>, position);
+      if constexpr (is_core_v<A> && std::is_same_v<T, float>) {
+        out[forward].bare = bare_launcher(row.act);
+      }
+    }
+    ++position;
+  });
+  if constexpr (!std::is_same_v<T, double>) add_relu_mask<T>(out, position);
 }
 
 }  // namespace ops_detail

@@ -1,0 +1,49 @@
+// --family: every op-table row, forward, backward and backward_from_output where the activation
+// has them, fp32 / bf16 / fp16, at the seeds' shape; against memcpy of the same bytes and
+// cub::DeviceTransform with the same functor; with the launch shape cuact's model chose.
+#include <cstdio>
+
+#include "modes.cuh"
+#include "ops.cuh"
+#include "rows.cuh"
+
+namespace bench {
+
+int run_family(const device_info& device, const options& opts) {
+  const int reps = opts.reps > 0 ? opts.reps : 9;
+  row_runner runner(seeds_n * 4, seeds_n, reps);
+  print_device(device, "--family", stdout);
+  if (!family_built()) {
+    std::printf(
+        "# built with CUACT_BENCH_FAMILY=OFF: only the core rows (relu, selu) are in this "
+        "executable\n");
+  }
+  std::printf(
+      "# n = 4096 x 393216 = %zu elements; fresh standard normal inputs; median of %d calls "
+      "after 2 warm-up calls; columns as --headline\n\n",
+      seeds_n, reps);
+  runner.print_header();
+  std::vector<row_result> all;
+  for (const dtype t : {dtype::f32, dtype::bf16, dtype::f16}) {
+    std::vector<row_result> rows;
+    for (const entry& e : table_entries()) {
+      if (e.type != t || e.kind == op_kind::relu_forward_mask ||
+          e.kind == op_kind::relu_backward_mask) {
+        continue;
+      }
+      rows.push_back(runner.run(e, seeds_n, placement::out_of_place));
+    }
+    runner.print_rule();
+    print_minimums(rows, name(t));
+    all.insert(all.end(), rows.begin(), rows.end());
+  }
+  print_minimums(all, "family");
+  if (runner.failed_checks() > 0) {
+    std::printf("# %d CHECK(S) FAILED\n", runner.failed_checks());
+    return 2;
+  }
+  std::printf("# every check passed\n");
+  return 0;
+}
+
+}  // namespace bench

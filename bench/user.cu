@@ -1,0 +1,37 @@
+// --user: activations written plainly as a user would (ops_user.cu: no is_heavy hint), fp32 and
+// bf16 forward at the seeds' shape, against memcpy and cub::DeviceTransform with the same
+// functor; the registers and the heavy flag show what cuact's launch model estimated.
+#include <cstdio>
+
+#include "modes.cuh"
+#include "ops.cuh"
+#include "rows.cuh"
+
+namespace bench {
+
+int run_user(const device_info& device, const options& opts) {
+  const int reps = opts.reps > 0 ? opts.reps : 9;
+  row_runner runner(seeds_n * 4, seeds_n, reps);
+  print_device(device, "--user", stdout);
+  std::printf(
+      "# n = 4096 x 393216 = %zu elements; user functors without is_heavy: heavy = the model's "
+      "estimate from the kernel's registers; median of %d calls; columns as --headline\n\n",
+      seeds_n, reps);
+  runner.print_header();
+  std::vector<row_result> rows;
+  for (const dtype t : {dtype::f32, dtype::bf16}) {
+    for (const entry& e : user_entries()) {
+      if (e.type == t) rows.push_back(runner.run(e, seeds_n, placement::out_of_place));
+    }
+    runner.print_rule();
+  }
+  print_minimums(rows, "user");
+  if (runner.failed_checks() > 0) {
+    std::printf("# %d CHECK(S) FAILED\n", runner.failed_checks());
+    return 2;
+  }
+  std::printf("# every check passed\n");
+  return 0;
+}
+
+}  // namespace bench
