@@ -7,8 +7,37 @@
 
 #include "common.cuh"
 #include "modes.cuh"
+#include "ops.cuh"
 
 namespace {
+
+/// --list: every entry this build has, without touching a device.
+int list_entries() {
+  std::printf("# %s build: %zu op-table entries, %zu user entries\n",
+              bench::family_built() ? "family" : "core-only (CUACT_BENCH_FAMILY=OFF)",
+              bench::table_entries().size(), bench::user_entries().size());
+  const bench::table out(stdout, {{"op", 40, true},
+                                  {"dtype", 5, true},
+                                  {"core", 4, true},
+                                  {"bytes/elem", 10},
+                                  {"cub", 3, true},
+                                  {"prepare", 7, true},
+                                  {"reference", 9, true},
+                                  {"shape", 5, true},
+                                  {"direct", 6, true},
+                                  {"bare", 4, true}});
+  out.header();
+  for (const auto* entries : {&bench::table_entries(), &bench::user_entries()}) {
+    for (const bench::entry& e : *entries) {
+      const auto yes = [](bool b) { return b ? "yes" : "-"; };
+      out.row({e.label(), bench::name(e.type), yes(e.core),
+               bench::format("%.3f", e.bytes_moved(1 << 20) / (1 << 20)), yes(bool(e.cub)),
+               yes(bool(e.prepare)), yes(bool(e.reference)), yes(bool(e.shape)),
+               yes(bool(e.direct)), yes(bool(e.bare))});
+    }
+  }
+  return 0;
+}
 
 void print_help() {
   std::printf(
@@ -30,6 +59,7 @@ void print_help() {
       "  --shapes    the public elementwise_kernel launched directly over threads per block x\n"
       "              vectors per thread x passes, against memcpy, with the model's choice\n"
       "  --reps N    timed repetitions per measurement (median reported); default per mode\n"
+      "  --list      the entries (activation x operation x dtype) this build has; no GPU needed\n"
       "  --help      this text\n"
       "\n"
       "Exit status: 0 on success, 1 on a CUDA error, 2 if a result check failed.\n");
@@ -63,6 +93,8 @@ int main(int argc, char** argv) {
     if (arg == "--help" || arg == "-h") {
       print_help();
       return 0;
+    } else if (arg == "--list") {
+      return list_entries();
     } else if (arg == "--headline") {
       chosen = mode::headline;
     } else if (arg == "--family") {

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Runs every cuact_bench mode once, on one GPU, in well under 5 minutes.
+# Runs every cuact_bench mode once, on one GPU: about 3 minutes on an H100, 6 at most (each mode
+# has its own time limit, and all of them together a budget).
 #
 #   bash bench/run_all.sh OUT_DIR [BUILD_DIR]      (BUILD_DIR defaults to build-bench)
 #
-# Writes to OUT_DIR: <mode>.txt (the table, stdout) and <mode>.log (stderr, progress) for
-# headline, blocks, small and sweep; sweep.csv, sweep.png and sweep_ratio.png; nvidia-smi.txt;
-# summary.txt (exit status and seconds per step). Builds cuact_bench first if BUILD_DIR lacks it.
-# Prints a compact digest at the end, the headline table last. Exits non-zero if any step failed.
+# Writes 8 files to OUT_DIR (the device tool brings back at most 8): <mode>.txt (the mode's
+# tables, stdout) for headline, family, user, shapes, small and sweep; sweep.csv; run.log (every
+# mode's stderr, nvidia-smi, exit status and seconds per mode). PLOT=1 also runs plot.py
+# (sweep.png, sweep_ratio.png; needs matplotlib), or run it later on the CSV anywhere. Builds
+# cuact_bench first if BUILD_DIR lacks it. Prints a short digest at the end (the caller may see
+# only the tail). Exits non-zero if any mode failed.
 set -uo pipefail
 
 out=${1:?usage: bash bench/run_all.sh OUT_DIR [BUILD_DIR]}
@@ -14,12 +17,16 @@ build=${2:-build-bench}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin=$build/bench/cuact_bench
 mkdir -p "$out"
-: > "$out/summary.txt"
+: > "$out/run.log"
 status=0
 started=$SECONDS
-budget=270  # seconds for all modes together; each mode also has its own limit
+budget=360  # seconds for all modes together
 
-note() { echo "$*" | tee -a "$out/summary.txt"; }
+summary=()
+note() {
+  echo "$*" >> "$out/run.log"
+  summary+=("$*")
+}
 
 if [[ ! -x $bin ]]; then
   note "# building $bin"
@@ -27,15 +34,17 @@ if [[ ! -x $bin ]]; then
   command -v ninja > /dev/null && generator=(-G Ninja)
   if [[ ! -f $build/CMakeCache.txt ]]; then
     cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_CUDA_ARCHITECTURES=90 \
-      -DCMAKE_BUILD_TYPE=Release > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
+      -DCMAKE_BUILD_TYPE=Release -DCUACT_BUILD_TESTS=OFF -DCUACT_BUILD_EXAMPLES=OFF \
+      >> "$out/run.log" 2>&1 || { tail -30 "$out/run.log"; exit 1; }
   fi
-  cmake --build "$build" --target cuact_bench -j "$(nproc)" >> "$out/build.log" 2>&1 ||
-    { tail -30 "$out/build.log"; exit 1; }
+  cmake --build "$build" --target cuact_bench -j "$(nproc)" >> "$out/run.log" 2>&1 ||
+    { tail -30 "$out/run.log"; exit 1; }
+  started=$SECONDS  # the budget is for the GPU work
 fi
 
-nvidia-smi > "$out/nvidia-smi.txt" 2>&1 || true
+nvidia-smi >> "$out/run.log" 2>&1 || true
 
-# run_mode NAME LIMIT_SECONDS ARGS...: stdout to NAME.txt, stderr to NAME.log.
+# run_mode NAME LIMIT_SECONDS ARGS...: stdout to NAME.txt, stderr appended to run.log.
 run_mode() {
   local name=$1 limit=$2
   shift 2
@@ -47,44 +56,52 @@ run_mode() {
     return
   fi
   local start=$SECONDS
-  timeout --kill-after=10 "$limit" "$bin" "$@" > "$out/$name.txt" 2> "$out/$name.log"
+  echo "######## $name: cuact_bench $*" >> "$out/run.log"
+  timeout --kill-after=10 "$limit" "$bin" "$@" > "$out/$name.txt" 2> "$out/$name.err"
   local rc=$?
+  cat "$out/$name.err" >> "$out/run.log"
   note "# $name: exit $rc after $((SECONDS - start)) s (limit $limit s)$( ((rc == 124)) && echo ', TIMED OUT')"
   if ((rc != 0)); then
     status=1
-    tail -5 "$out/$name.log"
+    tail -5 "$out/$name.err"
   fi
+  rm -f "$out/$name.err"
 }
 
-# Most important first, so that a stuck later step cannot cost the headline.
-run_mode headline 45 --headline
-run_mode blocks 40 --blocks
-run_mode small 40 --small
-run_mode sweep 170 --sweep --csv "$out/sweep.csv"
+# Most important first, so that a stuck later mode cannot cost the headline.
+run_mode headline 60 --headline
+run_mode family 120 --family
+run_mode user 30 --user
+run_mode shapes 60 --shapes
+run_mode small 60 --small
+run_mode sweep 180 --sweep --csv "$out/sweep.csv"
 
-if [[ -s $out/sweep.csv ]]; then
-  python3 "$root/bench/plot.py" "$out/sweep.csv" "$out/sweep.png" > "$out/plot.log" 2>&1 ||
-    note "# plot failed: $(tail -1 "$out/plot.log")"
+if [[ ${PLOT:-0} == 1 && -s $out/sweep.csv ]]; then
+  python3 "$root/bench/plot.py" "$out/sweep.csv" "$out/sweep.png" >> "$out/run.log" 2>&1 ||
+    note "# plot failed (see run.log)"
 fi
 
 # Digest, least important first: the caller may see only the end of the output.
 echo
 echo "######## small (GPU us per call from graphs; host us per call) ########"
-grep -v '^#' "$out/small.txt" 2> /dev/null
-grep '^#   ' "$out/small.txt" 2> /dev/null | grep -i 'cudaPointer'
+grep -v '^#' "$out/small.txt" 2> /dev/null | grep -v '^$'
 echo
-echo "######## sweep: rows at the seeds' n (full table in sweep.txt, plot in sweep.png) ########"
-grep -E '^(op|---)' "$out/sweep.txt" 2> /dev/null | head -2
-grep -E 'seeds' "$out/sweep.txt" 2> /dev/null | grep -v '^#'
-grep -E 'L2-resident|relaxed' "$out/sweep.txt" 2> /dev/null | grep -v '^#' | head -3
-grep -E '^# sweep done' "$out/sweep.txt" 2> /dev/null
+echo "######## sweep summary (full table in sweep.txt) ########"
+grep -A40 '^# summary' "$out/sweep.txt" 2> /dev/null
 echo
-echo "######## blocks (x memcpy, GB/s) ########"
-grep -v '^# ' "$out/blocks.txt" 2> /dev/null | grep -v '^$'
+echo "######## shapes: best shape per op vs the model's (shapes.txt) ########"
+grep -A10 '^# best shape' "$out/shapes.txt" 2> /dev/null
 echo
-echo "######## headline ########"
-cat "$out/headline.txt" 2> /dev/null
+echo "######## user functors (user.txt) ########"
+grep -E '^(op|user_)' "$out/user.txt" 2> /dev/null
+grep -E '^# (user|every|.*FAILED)' "$out/user.txt" 2> /dev/null
 echo
-cat "$out/summary.txt"
+echo "######## family minimums (family.txt) ########"
+grep -E '^# (fp32|bf16|fp16|family|every|.*FAILED|built)' "$out/family.txt" 2> /dev/null
+echo
+echo "######## headline (headline.txt) ########"
+grep -v '^$' "$out/headline.txt" 2> /dev/null | grep -Ev '^# (CUDA|clocks|blocks|GB/s)'
+echo
+printf '%s\n' "${summary[@]}"
 echo "# total $((SECONDS - started)) s; files in $out"
 exit $status
