@@ -34,6 +34,20 @@
 
 #include <cstdint>
 
+// nvcc: Catch2 v3 (unlike v2) wraps every assertion in _Pragma("nv_diagnostic push") / pop. With
+// many assertions in templates, nvcc's front end (cudafe++) then takes tens of minutes on a test
+// file that compiles in a minute under v2. The pragmas only scope warning suppressions inside the
+// assertion; the macros are expanded where an assertion is written, so emptying them here is
+// enough. CUACT_CATCH2_KEEP_NV_PRAGMAS keeps them.
+#if defined(__CUDACC__) && !defined(__clang__) && !defined(CUACT_CATCH2_KEEP_NV_PRAGMAS)
+#undef CATCH_INTERNAL_START_WARNINGS_SUPPRESSION
+#undef CATCH_INTERNAL_STOP_WARNINGS_SUPPRESSION
+#undef CATCH_INTERNAL_SUPPRESS_UNUSED_VARIABLE_WARNINGS
+#define CATCH_INTERNAL_START_WARNINGS_SUPPRESSION
+#define CATCH_INTERNAL_STOP_WARNINGS_SUPPRESSION
+#define CATCH_INTERNAL_SUPPRESS_UNUSED_VARIABLE_WARNINGS
+#endif
+
 using Catch::Approx;  // v2 declares Approx in the global namespace too
 
 #if defined(SKIP)
