@@ -335,7 +335,7 @@ struct celu {
     return x <= C(0) ? e : C(1);
   }
   template <class C, class R = rounded_to<C>>
-  CUACT_HOST_DEVICE C derivative_from_output(C y, R r = {}) const {
+  CUACT_HOST_DEVICE C derivative_from_output(C y, R = {}) const {
     const C high = C(alpha);
     const C low = C(alpha - static_cast<double>(high));
     const C sum = (y + high) + low;
@@ -621,7 +621,7 @@ struct gelu {
     return detail::mul_exp_nonpositive(::fma(scaled, -0.5 * x2_lo, scaled), -0.5 * x2);
   }
   template <class C, class R = rounded_to<C>>
-  CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
+  CUACT_HOST_DEVICE C operator()(C x, R = {}) const {
     if constexpr (detail::rounds_to_16_bits_v<R> && sizeof(C) == 4) {
       return x * (0.5f * erfcf(x * -0.707106781186547524f));
     } else if constexpr (sizeof(C) == 4) {
