@@ -3,7 +3,9 @@
 // and every bench mode iterate it with for_each_activation; adding an activation is its struct in
 // include/cuact/activations.cuh, one row here, and its README line.
 //
-// Host code only (references are float64 on the CPU); include from .cu or .cpp files.
+// Host code only (references are evaluated in long double on the CPU); include from .cu or .cpp
+// files. Rows tell the lead-maintained tests (accuracy.hpp, cpu_accuracy, gpu_accuracy) what each
+// activation must give: forward, derivative, selections, from-output references, kinks, tolerances.
 #pragma once
 
 #include <cmath>
