@@ -185,6 +185,7 @@ void run_type(const options& o, const buffers& b, const char* dtype) {
   T* dbias = bias - cols;
   fill(bias, cols, 3);
   const double bias_bytes = cols * s;
+  row("gelu fwd alone (cuact::forward)", 2 * n * s, [&] { BENCH_CHECK(cuact::forward(cuact::gelu{}, x, y, n)); });
   row("bias+gelu fwd", 2 * n * s + bias_bytes,
       [&] { BENCH_CHECK(cuact::bias_forward(cuact::gelu{}, x, bias, y, rows, cols)); });
   row("bias+gelu fwd unfused (2 passes)", 4 * n * s + bias_bytes, [&] {

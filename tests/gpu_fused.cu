@@ -71,10 +71,11 @@ std::vector<shape> shapes() {
 /// Counts mismatches, reporting the first few.
 struct mismatches {
   std::size_t count = 0;
+  std::string context;  ///< the inputs of the element being checked
   template <class T>
   void check(bool ok, const char* what, std::size_t i, T got, double want) {
     if (ok || ++count > 6) return;
-    FAIL_CHECK(what << " at " << i << ": got " << describe(got) << ", want " << want);
+    FAIL_CHECK(what << " at " << i << ": got " << describe(got) << ", want " << want << " " << context);
   }
 };
 
@@ -97,25 +98,32 @@ TEMPLATE_TEST_CASE("gpu fused: gated activations, separate and packed", "[gpu][f
       const double ad = to_double(a[i]), bd = to_double(b[i]), dyd = to_double(dy[i]);
       const double act = in_compute<T>(cuact::silu{}(ad));
       const double upstream = in_compute<T>(dyd * bd);
-      bad.check(close_to(out[i], act * bd, ulps), "swiglu", i, out[i], act * bd);
-      const double da_ref = upstream * in_compute<T>(cuact::silu{}.derivative(ad));
-      bad.check(close_to(ga[i], da_ref, ulps, 4 * epsilon<T>() * std::fabs(upstream)), "swiglu da", i, ga[i], da_ref);
-      bad.check(close_to(gb[i], dyd * act, ulps), "swiglu db (in place)", i, gb[i], dyd * act);
+      bad.context = "a=" + describe(a[i]) + " b=" + describe(b[i]) + " dy=" + describe(dy[i]);
+      // the activation is within an ulp of T (rounded_to<T>): products within that ulp times the
+      // other factor
+      const double dsilu = in_compute<T>(cuact::silu{}.derivative(ad));
+      bad.check(close_to(out[i], act * bd, ulps, std::fabs(bd) * ulp_of<T>(act)), "swiglu", i, out[i], act * bd);
+      const double da_ref = upstream * dsilu;
+      bad.check(close_to(ga[i], da_ref, ulps, 4 * epsilon<T>() * std::fabs(upstream) + std::fabs(upstream) * ulp_of<T>(dsilu)),
+                "swiglu da", i, ga[i], da_ref);
+      bad.check(close_to(gb[i], dyd * act, ulps, std::fabs(dyd) * ulp_of<T>(act)), "swiglu db (in place)", i, gb[i], dyd * act);
     }
     // ---- packed [rows, 2 cols], both conventions; backward in place over ab ----
     for (const cuact::gate_half half : {cuact::gate_half::first, cuact::gate_half::second}) {
       const auto ab = hashed<T>(5 + cols, 2 * n);
       const std::size_t a_at = half == cuact::gate_half::first ? 0 : cols, b_at = cols - a_at;
       device_array<T> dab(ab, s.offset), dy2(dy, s.offset + 1), out2(n, s.offset);
-      CUDA_REQUIRE(cuact::gated_forward_packed(cuact::gelu{}, dab.get(), out2.get(), rows, cols, half));
+      CUDA_REQUIRE(cuact::gated_forward_packed(cuact::silu{}, dab.get(), out2.get(), rows, cols, half));
       CUDA_REQUIRE(cuact::gated_backward_packed(cuact::relu{}, dab.get(), dy2.get(), dab.get(), rows, cols, half));
       const auto o = out2.download(), g = dab.download();
       for (std::size_t r = 0; r < rows; ++r) {
         for (std::size_t c = 0; c < cols; ++c) {
           const std::size_t i = r * cols + c, ia = r * 2 * cols + a_at + c, ib = r * 2 * cols + b_at + c;
           const double ad = to_double(ab[ia]), bd = to_double(ab[ib]), dyd = to_double(dy[i]);
-          const double want = in_compute<T>(cuact::gelu{}(ad)) * bd;
-          bad.check(close_to(o[i], want, ulps), "geglu packed", i, o[i], want);
+          const double act = in_compute<T>(cuact::silu{}(ad));
+          const double want = act * bd;
+          // act(a) is within an ulp of T (rounded_to<T>), so the product within that ulp times |b|
+          bad.check(close_to(o[i], want, ulps, std::fabs(bd) * ulp_of<T>(act)), "swiglu packed", i, o[i], want);
           const double da_ref = ad > 0 ? in_compute<T>(dyd * bd) : 0.0;  // relu: a selection
           bad.check(close_to(g[ia], da_ref, 0.5), "reglu packed da", i, g[ia], da_ref);
           const double db_ref = dyd * cuact::relu{}(ad);
@@ -143,7 +151,7 @@ TEMPLATE_TEST_CASE("gpu fused: bias + activation and a deterministic dbias", "[g
     }
     device_array<T> dx_(x, s.offset), dbias_(bias, 0), ddy(dy, s.offset), dout(n, s.offset), ddx(n, s.offset);
     device_array<T> dbias1(cols), dbias2(cols), dbias3(cols);
-    CUDA_REQUIRE(cuact::bias_forward(cuact::gelu_tanh{}, dx_.get(), dbias_.get(), dout.get(), rows, cols));
+    CUDA_REQUIRE(cuact::bias_forward(cuact::gelu{}, dx_.get(), dbias_.get(), dout.get(), rows, cols));
     CUDA_REQUIRE(cuact::bias_backward(cuact::gelu{}, dx_.get(), dbias_.get(), ddy.get(), ddx.get(), dbias1.get(), rows, cols));
     const std::size_t bytes = cuact::bias_backward_workspace_bytes<T>(rows, cols);
     device_array<unsigned char> workspace(bytes);
@@ -157,8 +165,8 @@ TEMPLATE_TEST_CASE("gpu fused: bias + activation and a deterministic dbias", "[g
     for (std::size_t i = 0; i < n; ++i) {
       const std::size_t c = i % cols;
       const double h = in_compute<T>(to_double(x[i]) + to_double(bias[c]));
-      const double want = cuact::gelu_tanh{}(h);
-      bad.check(close_to(out[i], want, ulps), "bias gelu_tanh", i, out[i], want);
+      const double want = cuact::gelu{}(h);
+      bad.check(close_to(out[i], want, ulps), "bias gelu", i, out[i], want);
       const double dyd = to_double(dy[i]);
       const double dx_ref = dyd * in_compute<T>(cuact::gelu{}.derivative(h));
       bad.check(close_to(dx[i], dx_ref, ulps, 4 * epsilon<T>() * std::fabs(dyd)), "bias gelu dx", i, dx[i], dx_ref);
