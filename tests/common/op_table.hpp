@@ -4,7 +4,7 @@
 // include/cuact/activations.cuh, one row here, and its README line.
 //
 // Host code only (references are evaluated in long double on the CPU); include from .cu or .cpp
-// files. Rows tell the lead-maintained tests (accuracy.hpp, cpu_accuracy, gpu_accuracy) what each
+// files. Rows tell the accuracy tests (accuracy.hpp, cpu_accuracy, gpu_accuracy) what each
 // activation must give: forward, derivative, selections, from-output references, kinks, tolerances.
 #pragma once
 
