@@ -36,6 +36,12 @@ inline constexpr bool pass_applies_v =
     P == pass::forward || (P == pass::backward ? cuact::has_derivative_v<A>
                                                : cuact::has_derivative_from_output_v<A>);
 
+/// Whether a row of the table gets the deep matrices (every explicit width, every vectors per
+/// thread, direct launches, large n): one cheap and one compute-heavy activation stand for the
+/// rest, whose index logic is the same.
+template <class A>
+inline constexpr bool deep_row_v = std::is_same_v<A, cuact::relu> || std::is_same_v<A, cuact::selu>;
+
 /// f(pass_constant<P>{}) for every pass.
 template <class F>
 void for_each_pass(F&& f) {

@@ -45,13 +45,13 @@ struct format_of {
 template <class T>
 __host__ __device__ inline bits_t<T> bits_of(T v) {
   bits_t<T> b;
-  std::memcpy(&b, &v, sizeof(T));
+  std::memcpy(&b, static_cast<const void*>(&v), sizeof(T));
   return b;
 }
 template <class T>
 __host__ __device__ inline T from_bits(bits_t<T> b) {
   T v;
-  std::memcpy(&v, &b, sizeof(T));
+  std::memcpy(static_cast<void*>(&v), &b, sizeof(T));
   return v;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 /// A user activation with only operator() and a parameter: enough for cuact::forward.
 struct leaky_relu {
@@ -56,3 +57,29 @@ template cudaError_t all_entries(double*, double*, double*, std::uint32_t*, std:
 template cudaError_t all_entries(__half*, __half*, __half*, std::uint32_t*, std::size_t, cudaStream_t);
 template cudaError_t all_entries(__nv_bfloat16*, __nv_bfloat16*, __nv_bfloat16*, std::uint32_t*,
                                  std::size_t, cudaStream_t);
+
+/// cuact::transform: two inputs of two types into two outputs of two types, and fp32 -> fp8.
+struct relu_and_product {
+  template <class C>
+  __host__ __device__ cuda::std::tuple<C, C> operator()(C x, C dy) const {
+    return {x > C(0) ? x : C(0), x * dy};
+  }
+};
+
+cudaError_t transforms(const float* x, const float* dy, __nv_bfloat16* y, float* p, __nv_fp8_e4m3* q,
+                       __nv_fp8_e5m2* r, std::size_t n, cudaStream_t s) {
+  cudaError_t e = cuact::transform(relu_and_product{}, cuact::outputs(y, p), n, cuact::inputs(x, dy), s);
+  e = e != cudaSuccess ? e
+                       : cuact::transform(cuact::forward_op<cuact::selu, __nv_fp8_e4m3>{}, cuact::outputs(q), n,
+                                          cuact::inputs(x), s);
+  e = e != cudaSuccess ? e
+                       : cuact::transform<4>(cuact::gradient_op<cuact::selu, __nv_fp8_e5m2>{}, cuact::outputs(r), n,
+                                             cuact::inputs(x, dy), s);
+  return e;
+}
+
+/// A custom launch of the kernel template with the user's own grid.
+void custom_launch(const float* in, float* out, std::size_t n, cudaStream_t s) {
+  const auto params = cuact::make_elementwise_params<4>(cuact::forward_op<cuact::relu, float>{}, out, n, in);
+  cuact::elementwise_kernel<<<64, 256, 0, s>>>(params);
+}

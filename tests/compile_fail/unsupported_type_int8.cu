@@ -1,5 +1,5 @@
 // cuact::forward on std::int8_t storage (in place): rejected like every non-floating type.
-// EXPECT-ERROR: cuact: unsupported element type
+// EXPECT-ERROR: cuact: unsupported input element type
 #include <cuact/cuact.cuh>
 
 #include <cstdint>
