@@ -175,28 +175,38 @@ constexpr composition<F, G> compose(F f, G g) {
 
 // ---- the fused ops (elementwise operations, as forward_op; for cuact::transform too) ----------
 
-/// out = act(a) * b. act(a) at the accuracy of Out (rounded_to<Out>): a product keeps its factor's
-/// relative error, so an activation within 1 ulp of Out gives a product within about 1.5 ulp. (On
-/// H100, computing a 16-bit SwiGLU's silu at full float accuracy instead cost 20% of the copy
-/// ceiling: bench/fused_bench.cu.)
+namespace detail {
+/// The accuracy at which a gated op computes act(a), whose result is multiplied before it is
+/// stored as Out. A product keeps its factor's relative error, so Out's accuracy suffices where
+/// Out has float's range (float, double, bf16: on H100 a bf16 SwiGLU with silu at full float
+/// accuracy lost 20% of the copy ceiling). Where Out's range is narrower (__half, fp8), an
+/// activation at Out's accuracy may flush a value below Out's range to 0 that b brings back into
+/// it (silu(-20) * 65504 is a normal half), so act(a) is computed at full compute accuracy.
+template <class Out, class C>
+using product_accuracy =
+    std::conditional_t<std::is_same_v<Out, __half> || is_output_only_type_v<Out>, rounded_to<C>,
+                       rounded_to<Out>>;
+}  // namespace detail
+
+/// out = act(a) * b, act(a) at detail::product_accuracy<Out>.
 template <class Activation, class Out>
 struct gated_op : detail::cost_hint_of<Activation> {
   Activation act;
   template <class C>
   CUACT_HOST_DEVICE C operator()(C a, C b) const {
-    return detail::invoke_forward<rounded_to<Out>>(detail::preferred{}, act, a) * b;
+    return detail::invoke_forward<detail::product_accuracy<Out, C>>(detail::preferred{}, act, a) * b;
   }
 };
 
 /// (da, db) = (gradient of act at a for upstream dy * b, dy * act(a)): da = dy * b * act'(a) (a
-/// selection for relu: a > 0 ? dy * b : 0), db = dy * act(a); act and act' at the accuracy of
-/// Out, as gated_op.
+/// selection for relu: a > 0 ? dy * b : 0), db = dy * act(a); act and act' at
+/// detail::product_accuracy<Out>, as gated_op.
 template <class Activation, class Out>
 struct gated_gradient_op : detail::cost_hint_of<Activation> {
   Activation act;
   template <class C>
   CUACT_HOST_DEVICE cuda::std::tuple<C, C> operator()(C a, C b, C dy) const {
-    using R = rounded_to<Out>;
+    using R = detail::product_accuracy<Out, C>;
     return {detail::gradient_at<R>(act, dy * b, a),
             dy * detail::invoke_forward<R>(detail::preferred{}, act, a)};
   }
