@@ -595,7 +595,7 @@ struct gelu {
   /// lo) for hi > 0 (erfc'/erfc -> -2t there; where t <= 0 the correction is below an ulp).
   CUACT_HOST_DEVICE static double cdf(double x) {
     const double xc = x < -64 ? -64 : x > 64 ? 64 : x;  // erfc is 0 or 2 beyond; keeps lo finite
-    const double hi = -xc * sqrt1_2_hi;
+    const double hi = detail::mul_rn(-xc, sqrt1_2_hi);
     const double lo = ::fma(-xc, sqrt1_2_hi, -hi) - xc * sqrt1_2_lo;
     const double correction = hi > 0 ? ::fma(-2 * hi, lo, 1.0) : 1.0;
     return 0.5 * ::erfc(hi) * correction;
@@ -616,7 +616,7 @@ struct gelu {
     series = ::fma(series, z, -1.0);
     series = ::fma(series, z, 1.0);
     const double m = derivative ? x * ::fma(-series, z, 1.0) : -series;
-    const double x2 = x * x, x2_lo = ::fma(x, x, -x2);
+    const double x2 = detail::mul_rn(x, x), x2_lo = ::fma(x, x, -x2);
     const double scaled = m * inv_sqrt_2pi;
     return detail::mul_exp_nonpositive(::fma(scaled, -0.5 * x2_lo, scaled), -0.5 * x2);
   }
@@ -642,7 +642,7 @@ struct gelu {
       return static_cast<float>(::fma(xd, phi, 0.5 * ::erfc(xd * -0.70710678118654752440)));
     } else {
       const double xc = x < -64 ? -64 : x > 64 ? 64 : x;
-      const double x2 = xc * xc;
+      const double x2 = detail::mul_rn(xc, xc);
       const double x2_lo = ::fma(xc, xc, -x2);
       const double e = detail::exp_nonpositive_sum(detail::split<double>{-0.5 * x2, -0.5 * x2_lo}, r);
       return x < -37.5 && x >= -1.7976931348623157e308 ? tail(x, true)
@@ -681,14 +681,15 @@ struct gelu_tanh {
       return {hi, static_cast<float>(v - static_cast<double>(hi))};
     } else {
       // double-double: w = 1 + kappa x^2, u = beta x w, each product with its fma residual
-      const double x2 = xc * xc, x2_lo = ::fma(xc, xc, -x2);
-      const double k = kappa_hi * x2;
+      // (mul_rn/add_rn: a contracted 1 + kappa x^2 would break the two-sum: 200 ulp at x = -16)
+      const double x2 = detail::mul_rn(xc, xc), x2_lo = ::fma(xc, xc, -x2);
+      const double k = detail::mul_rn(kappa_hi, x2);
       const double k_lo = ::fma(kappa_hi, x2, -k) + (kappa_hi * x2_lo + kappa_lo * x2);
-      const double w = 1.0 + k;  // two-sum
+      const double w = detail::add_rn(1.0, k);  // two-sum
       const double wb = w - k;
       const double w_lo = ((1.0 - wb) + (k - (w - wb))) + k_lo;
-      const double xw = xc * w, xw_lo = ::fma(xc, w, -xw) + xc * w_lo;
-      const double u = beta_hi * xw;
+      const double xw = detail::mul_rn(xc, w), xw_lo = ::fma(xc, w, -xw) + xc * w_lo;
+      const double u = detail::mul_rn(beta_hi, xw);
       const double u_lo = ::fma(beta_hi, xw, -u) + (beta_hi * xw_lo + beta_lo * xw);
       return u < 0 ? detail::split<double>{2 * u, 2 * u_lo} : detail::split<double>{-2 * u, -2 * u_lo};
     }

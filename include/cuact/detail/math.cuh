@@ -218,6 +218,24 @@ inline constexpr bool rounds_to_8_significant_bits_v =
 CUACT_HOST_DEVICE float fused(float a, float b, float c) { return fmaf(a, b, c); }
 CUACT_HOST_DEVICE double fused(double a, double b, double c) { return ::fma(a, b, c); }
 
+/// a * b and a + b rounded on their own: nvcc contracts a * b + c into an fma by default, which
+/// breaks the error-free transformations of double-double arithmetic (two-sum needs the rounded
+/// sum of the rounded product); the _rn intrinsics are never contracted.
+CUACT_HOST_DEVICE double mul_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+CUACT_HOST_DEVICE double add_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
 /// A value as an unevaluated sum hi + lo, |lo| <= ulp(hi) / 2.
 template <class C>
 struct split {
@@ -236,7 +254,7 @@ CUACT_HOST_DEVICE split<float> times(float x, double a) {
   return {hi, fabsf(hi) <= 3.40282347e38f ? lo : 0.0f};
 }
 CUACT_HOST_DEVICE split<double> times(double x, double a) {
-  const double hi = x * a;
+  const double hi = mul_rn(x, a);
   const double lo = ::fma(x, a, -hi);
   return {hi, ::fabs(hi) <= 1.7976931348623157e308 ? lo : 0.0};
 }
