@@ -222,7 +222,7 @@ __global__ void fill_random_kernel(T* data, std::size_t count, std::uint64_t see
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
        i += stride) {
     const std::uint64_t h = splitmix64(seed ^ splitmix64(i));
-    const float u1 = (static_cast<float>(h >> 40) + 1.0f) * 0x1.0p-24f;  // (0, 1]
+    const float u1 = (static_cast<float>(h >> 40) + 1.0f) * 0x1.0p-24f;      // (0, 1]
     const float u2 = static_cast<float>((h >> 8) & 0xFFFFFFu) * 0x1.0p-24f;  // [0, 1)
     const float z = sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
     data[i] = from_double<T>(z != 0.0f ? z : 0x1.0p-10f);
@@ -282,8 +282,7 @@ std::uint64_t fresh_seed() {
   return splitmix64(next++);
 }
 
-double max_difference(const void* a, const void* b, std::size_t n, dtype t,
-                      cudaStream_t stream) {
+double max_difference(const void* a, const void* b, std::size_t n, dtype t, cudaStream_t stream) {
   device_buffer result(sizeof(unsigned long long));
   BENCH_CHECK(cudaMemsetAsync(result.get(), 0, sizeof(unsigned long long), stream));
   with_type(t, [&](auto type) {

@@ -58,30 +58,36 @@ using shape_fn = std::function<shape_report(const call_args& args)>;
 
 /// The public kernel launched directly: `threads_per_block` threads, `vectors_per_thread`
 /// vectors loaded per step, grid = ceil(work items / (threads_per_block x passes)).
-using direct_fn = std::function<cudaError_t(const call_args& args, unsigned threads_per_block,
-                                            unsigned vectors_per_thread, int passes,
-                                            cudaStream_t stream)>;
+using direct_fn =
+    std::function<cudaError_t(const call_args& args, unsigned threads_per_block,
+                              unsigned vectors_per_thread, int passes, cudaStream_t stream)>;
 
 /// The operations derived from an activation (plus ReLU's mask pair).
-enum class op_kind { forward, backward, backward_from_output, relu_forward_mask, relu_backward_mask };
+enum class op_kind {
+  forward,
+  backward,
+  backward_from_output,
+  relu_forward_mask,
+  relu_backward_mask
+};
 const char* name(op_kind k);
 
 struct entry {
   std::string activation;  ///< the op table's row.name, or the user functor's name
   op_kind kind = op_kind::forward;
   dtype type = dtype::f32;
-  int element_inputs = 1;   ///< element arrays read: in0 (and in1)
-  bool reads_mask = false;  ///< relu_backward_mask
-  bool writes_mask = false; ///< relu_forward_mask
-  bool uses_aux = false;    ///< aux is read by prepare / reference
-  bool core = false;        ///< a core row (relu, selu): built and timed by every mode
-  int row = 0;              ///< position in the op table (user functors: in ops_user.cu)
-  launch_fn cuact;          ///< cuact's public entry
-  launch_fn cub;            ///< cub::DeviceTransform with the same functor; empty when none
-  launch_fn prepare;        ///< makes the inputs this entry needs (y, mask); empty when none
-  launch_fn reference;      ///< the same result by another cuact route; empty: compare with cub
-  shape_fn shape;           ///< the model's launch shape; empty when none
-  direct_fn direct;         ///< elementwise_kernel launched directly; empty when none
+  int element_inputs = 1;    ///< element arrays read: in0 (and in1)
+  bool reads_mask = false;   ///< relu_backward_mask
+  bool writes_mask = false;  ///< relu_forward_mask
+  bool uses_aux = false;     ///< aux is read by prepare / reference
+  bool core = false;         ///< a core row (relu, selu): built and timed by every mode
+  int row = 0;               ///< position in the op table (user functors: in ops_user.cu)
+  launch_fn cuact;           ///< cuact's public entry
+  launch_fn cub;             ///< cub::DeviceTransform with the same functor; empty when none
+  launch_fn prepare;         ///< makes the inputs this entry needs (y, mask); empty when none
+  launch_fn reference;       ///< the same result by another cuact route; empty: compare with cub
+  shape_fn shape;            ///< the model's launch shape; empty when none
+  direct_fn direct;          ///< elementwise_kernel launched directly; empty when none
   /// --small's floor: one float4 per thread, grid covers n, no checks (n % 4 == 0, 16-byte
   /// aligned arrays); core fp32 forward entries only.
   launch_fn bare;

@@ -44,8 +44,8 @@ constexpr dtype dtype_of() {
 template <class A>
 inline constexpr bool is_core_v = std::is_same_v<A, cuact::relu> || std::is_same_v<A, cuact::selu>;
 template <class T, class A>
-inline constexpr bool built_v =
-    is_core_v<A> || (CUACT_BENCH_FAMILY != 0 && !std::is_same_v<T, double>);
+inline constexpr bool built_v = is_core_v<A> ||
+                                (CUACT_BENCH_FAMILY != 0 && !std::is_same_v<T, double>);
 
 template <class T>
 const T* in_ptr(const void* p) {
@@ -90,10 +90,11 @@ inline constexpr int entry_width_v =
     cuact::detail::resolve_width<cuact::auto_width, cuact::detail::max_size_of<T, In...>()>();
 
 /// The launch shape the model picks for op over these arrays: the same params type as cuact's
-/// entry builds, the same kernel instantiation, the same queries.
+/// entry builds, the same kernel instantiation, the same call into the model
+/// (detail::model_shape, as detail::run_elementwise makes it).
 template <class T, class Op, class... In>
-shape_report model_shape(Op op, cuact::detail::cost_hint hint, T* out, std::size_t n,
-                         const In*... in) {
+shape_report modelled_shape(Op op, cuact::detail::cost_hint hint, T* out, std::size_t n,
+                            const In*... in) {
   const auto params = cuact::make_elementwise_params<entry_width_v<T, In...>>(
       op, cuact::outputs(out), n, cuact::inputs(in...));
   using params_t = std::remove_const_t<decltype(params)>;
@@ -104,10 +105,8 @@ shape_report model_shape(Op op, cuact::detail::cost_hint hint, T* out, std::size
   if (cudaGetDevice(&device) != cudaSuccess ||
       cuact::detail::get_kernel_facts(cuact::elementwise_kernel<params_t>, device, kernel) !=
           cudaSuccess ||
-      cuact::detail::choose_launch_shape(cuact::elementwise_kernel<params_t>, device, hint,
-                                         params.vectors, params.head + params.tail,
-                                         params_t::vector_load_bytes, params_t::bytes_per_element,
-                                         params_t::max_vectors_per_thread, shape) != cudaSuccess) {
+      cuact::detail::model_shape(cuact::elementwise_kernel<params_t>, device, hint, params, 1,
+                                 shape) != cudaSuccess) {
     cudaGetLastError();
     return report;
   }
@@ -149,7 +148,7 @@ void set_elementwise(entry& e, Op op, cuact::detail::cost_hint hint) {
       return cub_transform<T>(op, out_ptr<T>(a.out), a.n, s, in_ptr<T>(a.in0));
     };
     e.shape = [op, hint](const call_args& a) {
-      return model_shape<T>(op, hint, out_ptr<T>(a.out), a.n, in_ptr<T>(a.in0));
+      return modelled_shape<T>(op, hint, out_ptr<T>(a.out), a.n, in_ptr<T>(a.in0));
     };
     e.direct = [op](const call_args& a, unsigned block, unsigned k, int passes, cudaStream_t s) {
       return direct_launch<T>(op, out_ptr<T>(a.out), a.n, block, k, passes, s, in_ptr<T>(a.in0));
@@ -160,7 +159,8 @@ void set_elementwise(entry& e, Op op, cuact::detail::cost_hint hint) {
       return cub_transform<T>(op, out_ptr<T>(a.out), a.n, s, in_ptr<T>(a.in0), in_ptr<T>(a.in1));
     };
     e.shape = [op, hint](const call_args& a) {
-      return model_shape<T>(op, hint, out_ptr<T>(a.out), a.n, in_ptr<T>(a.in0), in_ptr<T>(a.in1));
+      return modelled_shape<T>(op, hint, out_ptr<T>(a.out), a.n, in_ptr<T>(a.in0),
+                               in_ptr<T>(a.in1));
     };
     e.direct = [op](const call_args& a, unsigned block, unsigned k, int passes, cudaStream_t s) {
       return direct_launch<T>(op, out_ptr<T>(a.out), a.n, block, k, passes, s, in_ptr<T>(a.in0),
@@ -203,8 +203,8 @@ void add_activation(std::vector<entry>& out, const char* activation, const A& ac
     entry from_output = base;
     from_output.kind = op_kind::backward_from_output;
     from_output.cuact = [act](const call_args& a, cudaStream_t s) {
-      return cuact::backward_from_output(act, in_ptr<T>(a.in0), in_ptr<T>(a.in1),
-                                         out_ptr<T>(a.out), a.n, s);
+      return cuact::backward_from_output(act, in_ptr<T>(a.in0), in_ptr<T>(a.in1), out_ptr<T>(a.out),
+                                         a.n, s);
     };
     // y = act(x), in place over the x that in0 holds.
     from_output.prepare = [act](const call_args& a, cudaStream_t s) {
@@ -246,10 +246,9 @@ void add_relu_mask(std::vector<entry>& out, int row) {
     cuact::detail::launch_shape shape{};
     if (cudaGetDevice(&device) != cudaSuccess ||
         cuact::detail::get_kernel_facts(kernel, device, facts) != cudaSuccess ||
-        cuact::detail::choose_launch_shape(kernel, device, cuact::detail::cost_hint::light,
-                                           cuact::detail::mask_bytes(a.n), 0,
-                                           params_t::vector_load_bytes, 2 * sizeof(T), 1,
-                                           shape) != cudaSuccess) {
+        cuact::detail::choose_launch_shape(
+            kernel, device, cuact::detail::cost_hint::light, cuact::detail::mask_bytes(a.n), 0,
+            params_t::vector_load_bytes, 2 * sizeof(T), 1, shape) != cudaSuccess) {
       cudaGetLastError();
       return report;
     }
@@ -285,12 +284,11 @@ void add_relu_mask(std::vector<entry>& out, int row) {
                            a.n, s);
   };
   backward.shape = [](const call_args& a) {
-    return model_shape<T>(cuact::detail::masked_gradient{static_cast<const std::uint32_t*>(a.mask)},
-                          cuact::detail::cost_hint::light, out_ptr<T>(a.out), a.n,
-                          in_ptr<T>(a.in0));
+    return modelled_shape<T>(
+        cuact::detail::masked_gradient{static_cast<const std::uint32_t*>(a.mask)},
+        cuact::detail::cost_hint::light, out_ptr<T>(a.out), a.n, in_ptr<T>(a.in0));
   };
-  backward.direct = [](const call_args& a, unsigned block, unsigned k, int passes,
-                       cudaStream_t s) {
+  backward.direct = [](const call_args& a, unsigned block, unsigned k, int passes, cudaStream_t s) {
     return direct_launch<T>(
         cuact::detail::masked_gradient{static_cast<const std::uint32_t*>(a.mask)},
         out_ptr<T>(a.out), a.n, block, k, passes, s, in_ptr<T>(a.in0));

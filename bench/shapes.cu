@@ -27,10 +27,10 @@ struct target {
   dtype type;
 };
 constexpr target targets[] = {{"relu", op_kind::forward, dtype::f32},
-                               {"relu", op_kind::forward, dtype::bf16},
-                               {"selu", op_kind::forward, dtype::f32},
-                               {"selu", op_kind::forward, dtype::bf16},
-                               {"selu", op_kind::backward, dtype::bf16}};
+                              {"relu", op_kind::forward, dtype::bf16},
+                              {"selu", op_kind::forward, dtype::f32},
+                              {"selu", op_kind::forward, dtype::bf16},
+                              {"selu", op_kind::backward, dtype::bf16}};
 
 struct best_shape {
   std::string what;
@@ -89,8 +89,7 @@ int run_shapes(const device_info& device, const options& opts) {
         "heavy %s, %d registers, %d blocks/SM resident -> %.3f x memcpy\n",
         e->label().c_str(), name(e->type), copy, model.blocks, model.threads_per_block,
         model.vectors_per_thread, model.max_vectors_per_thread, model.passes,
-        model.heavy ? "yes" : "no",
-        model.registers, model.resident_blocks_per_sm, shipped_ratio);
+        model.heavy ? "yes" : "no", model.registers, model.resident_blocks_per_sm, shipped_ratio);
 
     std::vector<std::string> titles{"vpt x passes"};
     for (const unsigned block : block_sizes) titles.push_back(format("block %u", block));
@@ -105,8 +104,7 @@ int run_shapes(const device_info& device, const options& opts) {
         std::vector<std::string> cells{format("%u x %d", vectors, passes)};
         for (const unsigned block : block_sizes) {
           const timing t = measure(
-              stream,
-              [&](std::int64_t) { return e->direct(args, block, vectors, passes, stream); },
+              stream, [&](std::int64_t) { return e->direct(args, block, vectors, passes, stream); },
               options);
           const double rate = gbps(bytes, t.ms_per_call);
           cells.push_back(format("%.3f (%4.0f)", rate / copy, rate));

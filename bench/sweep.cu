@@ -238,8 +238,14 @@ int run_sweep(const device_info& device, const options& opts) {
       if (minimums.find(key) == minimums.end()) order.push_back(key);
       minimum& m = minimums[key];
       if (row_n >= (std::size_t{1} << 26) && row_n <= (std::size_t{1} << 30)) {
-        if (ca / mc < m.memcpy_ratio) m.memcpy_ratio = ca / mc, m.memcpy_n = row_n;
-        if (ca / cub < m.cub_ratio) m.cub_ratio = ca / cub, m.cub_n = row_n;
+        if (ca / mc < m.memcpy_ratio) {
+          m.memcpy_ratio = ca / mc;
+          m.memcpy_n = row_n;
+        }
+        if (ca / cub < m.cub_ratio) {
+          m.cub_ratio = ca / cub;
+          m.cub_n = row_n;
+        }
       }
       if (csv != nullptr) {
         const std::pair<const char*, std::pair<double, double>> contestants[] = {
@@ -267,8 +273,8 @@ int run_sweep(const device_info& device, const options& opts) {
                 key.c_str(), m.memcpy_ratio, size_text(m.memcpy_n).c_str(), met ? "met" : "MISSED",
                 m.cub_ratio, size_text(m.cub_n).c_str());
   }
-  std::printf("# %d of %zu op/dtype pairs below 0.98; sweep done in %.0f s\n", missed,
-              order.size(), elapsed);
+  std::printf("# %d of %zu op/dtype pairs below 0.98; sweep done in %.0f s\n", missed, order.size(),
+              elapsed);
   return failures == 0 ? 0 : 1;
 }
 
