@@ -22,6 +22,7 @@ namespace cuact {
 /// ReLU: x > 0 ? x : +0; propagates NaN; relu(-0) = +0. PyTorch `torch.relu` semantics.
 /// Backward as PyTorch `threshold_backward(dy, x, 0)`: dx = x > 0 ? dy : 0 (relu'(0) = 0).
 struct relu {
+  static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
     // Not fmax: fmax(NaN, 0) is 0, and the hand-written kernels this replaces lost NaNs that way.
@@ -83,6 +84,7 @@ struct selu {
 /// +0 (max orders -0 below +0). Backward as `hardtanh_backward`: dx = 0 < x < 6 ? dy : 0 (0 at
 /// both kinks; a NaN x passes dy through).
 struct relu6 {
+  static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
     return x > C(0) ? (x < C(6) ? x : C(6)) : (x != x ? x : C(0));
@@ -109,6 +111,7 @@ struct relu6 {
 /// propagates. Backward as `hardtanh_backward`: dx = min_val < x < max_val ? dy : 0. The bounds
 /// are rounded to the compute type.
 struct hardtanh {
+  static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
   double min_val = -1.0;
   double max_val = 1.0;
   template <class C>
@@ -139,6 +142,7 @@ struct hardtanh {
 /// From the output only for negative_slope >= 0 (as PyTorch, which refuses the in-place backward
 /// otherwise): a negative slope gives NaN there.
 struct leaky_relu {
+  static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
   double negative_slope = 0.01;
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
@@ -158,6 +162,7 @@ struct leaky_relu {
 /// Hardsigmoid, PyTorch `F.hardsigmoid`: min(max(x + 3, 0), 6) / 6; NaN propagates. Backward as
 /// `hardsigmoid_backward`: dx = -3 < x < 3 ? dy / 6 : 0 (0 at both kinks and for NaN x).
 struct hardsigmoid {
+  static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
     C t = x + C(3);
@@ -182,6 +187,7 @@ struct hardsigmoid {
 /// Backward as `hardswish_backward`: x < -3 ? 0 : x <= 3 ? dy * (x / 3 + 1/2) : dy (NaN x: dy),
 /// with x / 3 + 1/2 as (x + 1.5) / 3, which cannot cancel at its zero x = -1.5.
 struct hardswish {
+  static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
     C t = x + C(3);
@@ -205,6 +211,7 @@ struct hardswish {
 /// is exact near the kinks (Sterbenz) and the result is correctly rounded; otherwise it is off by
 /// at most the rounding of lambd. Backward as `shrink_backward`: |x| <= lambd ? 0 : dy.
 struct softshrink {
+  static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
   double lambd = 0.5;
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
@@ -224,6 +231,7 @@ struct softshrink {
 /// Hardshrink, PyTorch `F.hardshrink(x, lambd)`: -lambd <= x <= lambd ? 0 : x; NaN propagates;
 /// hardshrink(-0) = +0. Backward as `shrink_backward`: |x| <= lambd ? 0 : dy.
 struct hardshrink {
+  static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
   double lambd = 0.5;
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
@@ -243,6 +251,7 @@ struct hardshrink {
 /// propagates (NaN <= threshold is false). PyTorch has no defaults; {} is threshold 0, value 0.
 /// Backward as `threshold_backward`: x <= threshold ? 0 : dy.
 struct threshold {
+  static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
   double threshold = 0.0;
   double value = 0.0;
   template <class C>
@@ -620,26 +629,62 @@ struct gelu {
     const double scaled = m * inv_sqrt_2pi;
     return detail::mul_exp_nonpositive(::fma(scaled, -0.5 * x2_lo, scaled), -0.5 * x2);
   }
+  /// Float: erfc(a) = erfcx(a) exp(-a^2) with a = |x| / sqrt 2, whose rounding erfcx does not
+  /// amplify (its relative slope is below 1.2), and a^2 = x^2 / 2 taken exactly as hi + lo from
+  /// x itself for the exp (which would amplify a rounding by 2a^2). h + h_lo = erfcx(a) / 2, with
+  /// exp(-lo) = 1 - lo folded into h_lo for float results; E = exp(-hi). x is clamped to +-14.8
+  /// (a <= 10.47, in erfcx's range; E < 2^-157 there, and every result beyond is 0, x or 1).
+  struct gaussian_tail {
+    float xc, h, h_lo, s;
+  };
+  template <class R>
+  CUACT_HOST_DEVICE static gaussian_tail tail_parts(float x, R) {
+    const float xc = fminf(fmaxf(x, -14.8f), 14.8f);  // NaN gives 14.8: NaN x decides the result
+    const float a = fabsf(xc) * 0.707106781186547524f;
+    const float xx = xc * xc;
+    constexpr bool accurate = !detail::rounds_to_16_bits_v<R>;
+    const detail::split<float> e = detail::erfcx_bounded<accurate>(a);
+    const float h = 0.5f * e.hi;
+    const float h_lo = accurate ? fmaf(h, 0.5f * fmaf(xc, -xc, xx), 0.5f * e.lo) : 0.0f;
+    return {xc, h, h_lo, 0.5f * xx};
+  }
+  /// m E at accuracy R. 16-bit results and the derivative (whose table bound is absolute, 4
+  /// float epsilons) take `ex2.approx`, of the exponent raised by 64 where E < 2^-92, so E and
+  /// m E stay normal and only the last scaling rounds into the subnormals (a derivative of
+  /// 1e-45 keeps its sign, which an infinite dy shows); the float forward rounds m E
+  /// once (mul_exp_bounded), subnormal results included. |m| <= 16.
+  template <bool Accurate>
+  CUACT_HOST_DEVICE static float times_exp(float m, float s) {
+    if constexpr (Accurate) {
+      return detail::mul_exp_bounded(m, -s);
+    } else {
+      const bool raise = s > 64.0f;  // E < 2^-92: the 2^-19 absolute rounding of -s log2 e + 64 is harmless
+      return m * detail::exp2_approx(fmaf(s, -1.44269504088896341f, raise ? 64.0f : 0.0f)) *
+             (raise ? 0x1p-64f : 1.0f);
+    }
+  }
   template <class C, class R = rounded_to<C>>
-  CUACT_HOST_DEVICE C operator()(C x, R = {}) const {
-    if constexpr (detail::rounds_to_16_bits_v<R> && sizeof(C) == 4) {
-      return x * (0.5f * erfcf(x * -0.707106781186547524f));
-    } else if constexpr (sizeof(C) == 4) {
-      const double xd = x;
-      return static_cast<float>(xd * (0.5 * ::erfc(xd * -0.70710678118654752440)));
+  CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
+    if constexpr (sizeof(C) == 4) {
+      // x Phi(x) = x h E below 0 and x - x h E above, h E = erfc(|x| / sqrt 2) / 2
+      const gaussian_tail g = tail_parts(x, r);
+      const float p =
+          times_exp<!detail::rounds_to_16_bits_v<R>>(fmaf(g.xc, g.h, g.xc * g.h_lo), g.s);
+      // x * 0: +-0 keep their sign, below -14.8 x Phi(x) rounds to -0, -inf gives NaN (as PyTorch)
+      return x <= 0.0f ? (x >= -14.8f && x != 0.0f ? p : x * 0.0f) : x - p;
     } else {
       return x < -37.5 && x >= -1.7976931348623157e308 ? tail(x, false) : x * cdf(x);
     }
   }
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
-    if constexpr (detail::rounds_to_16_bits_v<R> && sizeof(C) == 4) {
-      const float phi = detail::exp2_approx(x * x * -0.721347520444481703f) * float(inv_sqrt_2pi);
-      return fmaf(x, phi, 0.5f * erfcf(x * -0.707106781186547524f));
-    } else if constexpr (sizeof(C) == 4) {
-      const double xd = x;  // xd * xd is exact
-      const double phi = ::exp(-0.5 * (xd * xd)) * inv_sqrt_2pi;
-      return static_cast<float>(::fma(xd, phi, 0.5 * ::erfc(xd * -0.70710678118654752440)));
+    if constexpr (sizeof(C) == 4) {
+      // Phi + x phi = E (h + x / sqrt(2 pi)) below 0, 1 + E (x / sqrt(2 pi) - h) above (the
+      // zero crossing near -0.75 cancels only down to the table's absolute bound); +-inf give
+      // NaN, as PyTorch's inf * 0
+      const gaussian_tail g = tail_parts(x, r);
+      const float p = times_exp<false>(fmaf(g.xc, float(inv_sqrt_2pi), x <= 0.0f ? g.h : -g.h), g.s);
+      return (x <= 0.0f ? p : 1.0f + p) + (x - x);  // x - x: NaN for +-inf and NaN, else +0
     } else {
       const double xc = x < -64 ? -64 : x > 64 ? 64 : x;
       const double x2 = detail::mul_rn(xc, xc);

@@ -245,12 +245,15 @@ struct split {
 
 /// x * a as hi + lo, for exp(x * a) where a is a parameter that C cannot hold exactly: exp
 /// amplifies the product's rounding error by |x * a| (100 ulp at x * a = -100), lo takes it back.
-/// float: the product in double (exact to 2^-53); double: the fma residual (exact). lo is 0 where
-/// hi is not finite.
+/// float: a as the float pair a_hi + a_lo (2^-48 relative; the double work on the parameter is
+/// the same for every element, so the compiler hoists it), hi = x a_hi rounded (PyTorch's float
+/// product for a float-representable a), lo = its fma residual + x a_lo; double: the fma residual
+/// (exact). lo is 0 where hi is not finite.
 CUACT_HOST_DEVICE split<float> times(float x, double a) {
-  const double p = static_cast<double>(x) * a;
-  const float hi = static_cast<float>(p);
-  const float lo = static_cast<float>(p - static_cast<double>(hi));
+  const float a_hi = static_cast<float>(a);
+  const float a_lo = static_cast<float>(a - static_cast<double>(a_hi));
+  const float hi = x * a_hi;
+  const float lo = fmaf(x, a_lo, fmaf(x, a_hi, -hi));
   return {hi, fabsf(hi) <= 3.40282347e38f ? lo : 0.0f};
 }
 CUACT_HOST_DEVICE split<double> times(double x, double a) {
@@ -259,17 +262,67 @@ CUACT_HOST_DEVICE split<double> times(double x, double a) {
   return {hi, ::fabs(hi) <= 1.7976931348623157e308 ? lo : 0.0};
 }
 
-/// x / a as hi + lo (see times): float through double, double by the fma residual.
-CUACT_HOST_DEVICE split<float> over(float x, double a) {
-  const double q = static_cast<double>(x) / a;
-  const float hi = static_cast<float>(q);
-  const float lo = static_cast<float>(q - static_cast<double>(hi));
-  return {hi, fabsf(hi) <= 3.40282347e38f ? lo : 0.0f};
-}
+/// x / a as hi + lo (see times): float as x times the float pair of 1 / a (hi is then not always
+/// the correctly rounded quotient; hi + lo is within 2^-47 relative), double by the fma residual.
+CUACT_HOST_DEVICE split<float> over(float x, double a) { return times(x, 1.0 / a); }
 CUACT_HOST_DEVICE split<double> over(double x, double a) {
   const double hi = x / a;
   const double lo = ::fma(-hi, a, x) / a;
   return {hi, ::fabs(hi) <= 1.7976931348623157e308 ? lo : 0.0};
+}
+
+/// m * exp(v) for v in [-110, 0], not NaN (callers clamp), |m| below 2^60: mul_exp_nonpositive
+/// without its clamp and NaN checks, rounded once, subnormal results included.
+CUACT_HOST_DEVICE float mul_exp_bounded(float m, float v) {
+  const reduced_exp e = reduce_exp(v);
+  const int k = static_cast<int>(e.k);  // -159 <= k <= 0
+  const int k_high = k >> 1;  // floor: both halves stay >= -80
+  return fmaf(m, e.p, m) * cuda::std::bit_cast<float>((k_high + 127) << 23) *
+         cuda::std::bit_cast<float>((k - k_high + 127) << 23);
+}
+
+/// erfcx(a) = exp(a^2) erfc(a) for a in [0, 10.6] (larger a is not in range: callers clamp), in
+/// float: the Shepherd-Laframboise form (Math. Comp. 36, 1981) (1 + 2a) erfcx(a) = 1 + p(q),
+/// q = (a - 2) / (a + 2) in [-1, 0.6825], with p a degree-10 polynomial (Chebyshev interpolant,
+/// relative error below 2^-25.5 with its float coefficients). Both quotients have their residual
+/// taken back (`rcp.approx` suffices: its 2^-22 error comes back squared): erfcx = hi + lo, the
+/// unevaluated sum within about 1 ulp (callers fold lo into their next product). `Accurate`: false gives the 16-bit version, a degree-6 polynomial
+/// (2^-16.5) and plain `rcp.approx` quotients (2^-22), lo = 0.
+template <bool Accurate>
+CUACT_HOST_DEVICE split<float> erfcx_bounded(float a) {
+  if constexpr (Accurate) {
+    const float r = rcp_approx(a + 2.0f);
+    float q = (a - 2.0f) * r;
+    const float e = fmaf(q, -a, fmaf(q + 1.0f, -2.0f, a));  // (a - 2) - q (a + 2)
+    q = fmaf(r, e, q);
+    float p = 0x1.d7a11cp-16f;
+    p = fmaf(p, q, -0x1.79384cp-12f);
+    p = fmaf(p, q, -0x1.479a90p-10f);
+    p = fmaf(p, q, 0x1.4d408ep-10f);
+    p = fmaf(p, q, 0x1.1af2e2p-7f);
+    p = fmaf(p, q, -0x1.079df8p-7f);
+    p = fmaf(p, q, -0x1.bc0a92p-5f);
+    p = fmaf(p, q, 0x1.4ffb36p-3f);
+    p = fmaf(p, q, -0x1.54084ap-3f);
+    p = fmaf(p, q, -0x1.7bf602p-4f);
+    p = fmaf(p, q, 0x1.1ba03ap-2f);
+    // (1 + p) / (1 + 2a), the residual against the exact divisor 1 + 2a
+    const float d = rcp_approx(fmaf(2.0f, a, 1.0f));
+    const float y = fmaf(p, d, d);
+    const float residual = (p - y) + fmaf(y + y, -a, 1.0f);
+    return {y, residual * d};
+  } else {
+    const float q = (a - 2.0f) * rcp_approx(a + 2.0f);
+    float p = 0x1.709912p-8f;
+    p = fmaf(p, q, -0x1.df44b0p-8f);
+    p = fmaf(p, q, -0x1.ad6cf0p-5f);
+    p = fmaf(p, q, 0x1.4fa890p-3f);
+    p = fmaf(p, q, -0x1.54adf4p-3f);
+    p = fmaf(p, q, -0x1.7be6dep-4f);
+    p = fmaf(p, q, 0x1.1ba27ap-2f);
+    const float d = rcp_approx(fmaf(2.0f, a, 1.0f));
+    return {fmaf(p, d, d), 0.0f};
+  }
 }
 
 /// exp(hi + lo) for hi <= 0 at accuracy R, lo a correction far below 1: exp(hi) (1 + lo).
