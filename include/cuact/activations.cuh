@@ -648,19 +648,24 @@ struct gelu {
     const float h_lo = accurate ? fmaf(h, 0.5f * fmaf(xc, -xc, xx), 0.5f * e.lo) : 0.0f;
     return {xc, h, h_lo, 0.5f * xx};
   }
-  /// m E at accuracy R. 16-bit results and the derivative (whose table bound is absolute, 4
-  /// float epsilons) take `ex2.approx`, of the exponent raised by 64 where E < 2^-92, so E and
-  /// m E stay normal and only the last scaling rounds into the subnormals (a derivative of
-  /// 1e-45 keeps its sign, which an infinite dy shows); the float forward rounds m E
-  /// once (mul_exp_bounded), subnormal results included. |m| <= 16.
-  template <bool Accurate>
+  /// m E, |m| <= 16, three ways. exact: rounded once (mul_exp_bounded), subnormal results
+  /// included, for the float forward. raised: `ex2.approx`, of the exponent raised by 64 where
+  /// E < 2^-92, so E and m E stay normal and only the last scaling rounds into the subnormals (a
+  /// derivative of 1e-45 keeps its sign, which an infinite dy shows), for the derivatives (the
+  /// table's bound on them is absolute, 4 float epsilons). plain: m ex2.approx(-s log2 e), for
+  /// 16-bit forwards (a nonzero 16-bit result needs E > 2^-133, where a subnormal E still has 16
+  /// significant bits).
+  enum class exp_mode { exact, raised, plain };
+  template <exp_mode Mode>
   CUACT_HOST_DEVICE static float times_exp(float m, float s) {
-    if constexpr (Accurate) {
+    if constexpr (Mode == exp_mode::exact) {
       return detail::mul_exp_bounded(m, -s);
-    } else {
-      const bool raise = s > 64.0f;  // E < 2^-92: the 2^-19 absolute rounding of -s log2 e + 64 is harmless
+    } else if constexpr (Mode == exp_mode::raised) {
+      const bool raise = s > 64.0f;
       return m * detail::exp2_approx(fmaf(s, -1.44269504088896341f, raise ? 64.0f : 0.0f)) *
              (raise ? 0x1p-64f : 1.0f);
+    } else {
+      return m * detail::exp2_approx(s * -1.44269504088896341f);
     }
   }
   template <class C, class R = rounded_to<C>>
@@ -668,8 +673,12 @@ struct gelu {
     if constexpr (sizeof(C) == 4) {
       // x Phi(x) = x h E below 0 and x - x h E above, h E = erfc(|x| / sqrt 2) / 2
       const gaussian_tail g = tail_parts(x, r);
-      const float p =
-          times_exp<!detail::rounds_to_16_bits_v<R>>(fmaf(g.xc, g.h, g.xc * g.h_lo), g.s);
+      float p;
+      if constexpr (detail::rounds_to_16_bits_v<R>) {
+        p = times_exp<exp_mode::plain>(g.xc * g.h, g.s);
+      } else {
+        p = times_exp<exp_mode::exact>(fmaf(g.xc, g.h, g.xc * g.h_lo), g.s);
+      }
       // x * 0: +-0 keep their sign, below -14.8 x Phi(x) rounds to -0, -inf gives NaN (as PyTorch)
       return x <= 0.0f ? (x >= -14.8f && x != 0.0f ? p : x * 0.0f) : x - p;
     } else {
@@ -683,7 +692,8 @@ struct gelu {
       // zero crossing near -0.75 cancels only down to the table's absolute bound); +-inf give
       // NaN, as PyTorch's inf * 0
       const gaussian_tail g = tail_parts(x, r);
-      const float p = times_exp<false>(fmaf(g.xc, float(inv_sqrt_2pi), x <= 0.0f ? g.h : -g.h), g.s);
+      const float m = fmaf(g.xc, float(inv_sqrt_2pi), x <= 0.0f ? g.h : -g.h);
+      const float p = times_exp<exp_mode::raised>(m, g.s);
       return (x <= 0.0f ? p : 1.0f + p) + (x - x);  // x - x: NaN for +-inf and NaN, else +0
     } else {
       const double xc = x < -64 ? -64 : x > 64 ? 64 : x;
@@ -700,7 +710,7 @@ struct gelu {
 /// u = sqrt(2/pi) (x + 0.044715 x^3), computed as x sigmoid(2u) (the same function; no 1 + tanh
 /// that cancels for x << 0): from e = exp(-2|u|), overflow-safe as sigmoid. gelu_tanh(-inf) =
 /// NaN (-inf * 0, as PyTorch), gelu_tanh(inf) = inf, gelu_tanh(-0) = -0. The exp amplifies the
-/// rounding of u by 2|u| (up to 700 in double): float computes u in double, double in
+/// rounding of u by 2|u| (up to 700 in double): float computes u in float-float, double in
 /// double-double arithmetic; 16-bit results use float, `ex2.approx` and `rcp.approx`.
 /// Backward as PyTorch's: s + 2 x s (1 - s) u', u' = sqrt(2/pi) (1 + 3 * 0.044715 x^2);
 /// gelu_tanh'(+-inf) = NaN (inf * 0, as PyTorch).
@@ -719,11 +729,22 @@ struct gelu_tanh {
       const float u = float(beta_hi) * xc * fmaf(float(kappa_hi) * xc, xc, 1.0f);
       return {-2.0f * fabsf(u), 0.0f};
     } else if constexpr (sizeof(C) == 4) {
-      const double xd = xc;
-      const double u = beta_hi * xd * ::fma(kappa_hi * xd, xd, 1.0);  // relative error ~2^-51
-      const double v = -2.0 * ::fabs(u);
-      const float hi = static_cast<float>(v);
-      return {hi, static_cast<float>(v - static_cast<double>(hi))};
+      // float-float (no double: its conversions cost more than this): w = 1 + kappa x^2 and
+      // u = beta x w, each product with its fma residual, the sum by Fast2Sum on max / min;
+      // the constants as float pairs (2^-48), so hi + lo is within about 2^-44 of u
+      constexpr float kh = float(kappa_hi), kl = float(kappa_hi - double(kh) + kappa_lo);
+      constexpr float bh = float(beta_hi), bl = float(beta_hi - double(bh) + beta_lo);
+      const float x2 = xc * xc, x2_lo = fmaf(xc, xc, -x2);
+      const float k = kh * x2;
+      const float k_lo = fmaf(kh, x2, -k) + fmaf(kh, x2_lo, kl * x2);
+      const float big = fmaxf(k, 1.0f), small = fminf(k, 1.0f);
+      const float w = big + small;
+      const float w_lo = (small - (w - big)) + k_lo;
+      const float xw = xc * w, xw_lo = fmaf(xc, w, -xw) + xc * w_lo;
+      const float u = bh * xw;
+      const float u_lo = fmaf(bh, xw, -u) + fmaf(bh, xw_lo, bl * xw);
+      return u < 0.0f ? detail::split<float>{2.0f * u, 2.0f * u_lo}
+                      : detail::split<float>{-2.0f * u, -2.0f * u_lo};
     } else {
       // double-double: w = 1 + kappa x^2, u = beta x w, each product with its fma residual
       // (mul_rn/add_rn: a contracted 1 + kappa x^2 would break the two-sum: 200 ulp at x = -16)

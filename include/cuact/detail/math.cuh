@@ -286,8 +286,9 @@ CUACT_HOST_DEVICE float mul_exp_bounded(float m, float v) {
 /// q = (a - 2) / (a + 2) in [-1, 0.6825], with p a degree-10 polynomial (Chebyshev interpolant,
 /// relative error below 2^-25.5 with its float coefficients). Both quotients have their residual
 /// taken back (`rcp.approx` suffices: its 2^-22 error comes back squared): erfcx = hi + lo, the
-/// unevaluated sum within about 1 ulp (callers fold lo into their next product). `Accurate`: false gives the 16-bit version, a degree-6 polynomial
-/// (2^-16.5) and plain `rcp.approx` quotients (2^-22), lo = 0.
+/// unevaluated sum within about 1 ulp (callers fold lo into their next product). `Accurate`:
+/// false gives the 16-bit version, a degree-6 polynomial (2^-16.5) and plain `rcp.approx`
+/// quotients (2^-22), lo = 0.
 template <bool Accurate>
 CUACT_HOST_DEVICE split<float> erfcx_bounded(float a) {
   if constexpr (Accurate) {
