@@ -20,7 +20,7 @@ mkdir -p "$out"
 : > "$out/run.log"
 status=0
 started=$SECONDS
-budget=360  # seconds for all modes together
+budget=${BENCH_BUDGET:-360}  # seconds for all modes together (BENCH_BUDGET overrides)
 
 summary=()
 note() {

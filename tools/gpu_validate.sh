@@ -1,82 +1,82 @@
 #!/usr/bin/env bash
-# Everything that needs a GPU, in one script for the device machines (H100/H200): logs under
+# Everything that needs a GPU, in one call on a device machine (H100/H200): logs under
 # /tmp/gpu-logs, packed into $OUT/gpu-logs.tgz (the device tool returns few files), summaries on
-# stdout.
+# stdout. Steps run in order while time is left before DEADLINE seconds (default 570):
 #
-#   bash tools/gpu_validate.sh cpp       configure + build tests, examples, bench (sm_90); ctest
-#                                        (every test: GPU ones run here); bench/run_all.sh;
-#                                        cuact_bench_fused
-#   bash tools/gpu_validate.sh python    pip install ./python (or a carried wheel in python/.tools
-#                                        /wheel), pytest, timing (torch eager / compile / cuact),
-#                                        KernelBench's harness on the five ModelNew files
-#   bash tools/gpu_validate.sh python-time   as python without pytest
+#   bash tools/gpu_validate.sh [cpp] [python] [timing] [kernelbench]
+#
+#   cpp          configure + build tests, examples, bench (sm_90; cuact_torch's wheel builds in
+#                the background meanwhile when `python` is asked for); ctest ($CTEST_ARGS, e.g.
+#                -L gpu); bench/run_all.sh; cuact_bench_fused
+#   python       install the wheel; pytest python/tests
+#   timing       python/bench/timing.py: torch eager, torch.compile, cuact ($TIMING_OPS)
+#   kernelbench  python/bench/kernelbench_run.py on the five ModelNew files (KernelBench checkout
+#                carried in python/.tools/KernelBench)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+start=$SECONDS
+deadline=${DEADLINE:-570}
 logs=/tmp/gpu-logs
 mkdir -p "$logs"
 OUT=${OUT:-/tmp/gpu-out}
 mkdir -p "$OUT"
 status=0
+steps=" ${*:-cpp} "
 nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem,memory.total --format=csv | tee "$logs/gpu.txt"
-
 pack() { tar czf "$OUT/gpu-logs.tgz" -C /tmp gpu-logs; }
 trap pack EXIT
+left() { echo $((deadline - (SECONDS - start))); }
+stamp() { echo "[$((SECONDS - start)) s] $*"; }
 
-cpp() {
+export PATH="$PWD/python/.tools/bin:$PATH" CUACT_TORCH_FAMILY=1 MAX_JOBS=4
+export TORCH_CUDA_ARCH_LIST=9.0 TORCH_EXTENSIONS_DIR=/tmp/cuact_torch_extensions
+wheel_pid=
+if [[ $steps == *" python "* ]] && ! ls /tmp/wheel/*.whl > /dev/null 2>&1; then
+  (python3 -m pip wheel --no-build-isolation --no-deps -w /tmp/wheel ./python > "$logs/pip.log" 2>&1) &
+  wheel_pid=$!
+fi
+
+if [[ $steps == *" cpp "* ]]; then
   cmake -S . -B build -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release \
     -DCUACT_BUILD_TESTS=ON -DCUACT_REQUIRE_TESTS=ON -DCUACT_BUILD_EXAMPLES=ON \
-    -DCUACT_BUILD_BENCH=ON > "$logs/configure.log" 2>&1 || { tail -30 "$logs/configure.log"; return 1; }
+    -DCUACT_BUILD_BENCH=ON > "$logs/configure.log" 2>&1 || { tail -30 "$logs/configure.log"; status=1; }
   grep -i "catch2" "$logs/configure.log" | head -3
-  local t=$SECONDS
   # -k 0: a target that fails to build leaves the others to run (ctest reports it Not Run)
   cmake --build build -j "$(nproc)" -- -k 0 > "$logs/build.log" 2>&1 ||
     { status=1; grep -E "error|FAILED" "$logs/build.log" | head -40; }
-  echo "build: $((SECONDS - t)) s"
-  t=$SECONDS
-  ctest --test-dir build --output-on-failure -j 3 --timeout 400 ${CTEST_ARGS:-} > "$logs/ctest.log" 2>&1 || status=1
-  echo "ctest: $((SECONDS - t)) s"
-  grep -E "tests passed|tests failed|Failed|\*\*\*|Skipped|Not Run|Timeout" "$logs/ctest.log" | tail -25
-  bash bench/run_all.sh "$logs/bench" build 2>&1 | tail -12 || status=1
-  grep -E "^# (headline|family|user|sweep|small|shapes|relu_backward_mask)" "$logs"/bench/*.txt | cut -c1-200
-  build/bench/cuact_bench_fused > "$logs/fused.txt" 2>&1 || status=1
+  stamp "built"
+  timeout $(($(left) - 200)) ctest --test-dir build --output-on-failure -j 4 --timeout 300 ${CTEST_ARGS:-} \
+    > "$logs/ctest.log" 2>&1 || status=1
+  stamp "ctest"
+  grep -E "tests passed|tests failed|Failed|\*\*\*|Not Run|Timeout|Skipped" "$logs/ctest.log" | tail -25
+  BENCH_BUDGET=$(($(left) - 60)) bash bench/run_all.sh "$logs/bench" build > "$logs/bench-digest.txt" 2>&1 || status=1
+  grep -hE "^# (headline|family|user|sweep|small|shapes|relu_backward_mask)" "$logs"/bench/*.txt | cut -c1-160
+  stamp "bench"
+  timeout 60 build/bench/cuact_bench_fused --reps 5 > "$logs/fused.txt" 2>&1 || status=1
   cat "$logs/fused.txt"
-}
+  stamp "fused"
+fi
 
-python_steps() {
-  export PATH="$PWD/python/.tools/bin:$PATH" CUACT_TORCH_FAMILY=1 MAX_JOBS=$(nproc)
-  export TORCH_CUDA_ARCH_LIST=9.0 TORCH_EXTENSIONS_DIR=/tmp/cuact_torch_extensions
-  local t=$SECONDS
-  if ls python/.tools/wheel/*.whl > /dev/null 2>&1; then
-    python3 -m pip install --no-deps --no-index python/.tools/wheel/*.whl > "$logs/pip.log" 2>&1
-  else
-    python3 -m pip wheel --no-build-isolation --no-deps -w "$logs/wheel" ./python > "$logs/pip.log" 2>&1 &&
-      python3 -m pip install --no-deps --no-index "$logs"/wheel/*.whl >> "$logs/pip.log" 2>&1 &&
-      cp "$logs"/wheel/*.whl "$OUT/"
-  fi || { tail -30 "$logs/pip.log"; status=1; return 1; }
-  echo "pip: $((SECONDS - t)) s"
-  if [[ ${1:-} != time-only ]]; then
-    t=$SECONDS
-    (cd /tmp && python3 -m pytest -q -rs "$OLDPWD/python/tests") > "$logs/pytest.log" 2>&1 || status=1
-    echo "pytest: $((SECONDS - t)) s"
-    tail -25 "$logs/pytest.log"
-  fi
-  t=$SECONDS
-  python3 python/bench/timing.py --reps 10 \
-    --ops "${TIMING_OPS:-relu,selu,silu,softsign,gelu_tanh,gelu,sigmoid,tanh,mish,elu}" \
-    --json "$logs/timing.json" > "$logs/timing.txt" 2>&1 || status=1
-  echo "timing: $((SECONDS - t)) s"
+if [[ $steps == *" python "* ]]; then
+  [[ -n $wheel_pid ]] && wait "$wheel_pid"
+  stamp "wheel"
+  python3 -m pip install --no-deps --no-index /tmp/wheel/*.whl >> "$logs/pip.log" 2>&1 ||
+    { status=1; grep -E "error" "$logs/pip.log" | head -30; tail -5 "$logs/pip.log"; }
+  cp /tmp/wheel/*.whl "$OUT/" 2>/dev/null
+  (cd /tmp && timeout $(($(left) - 20)) python3 -m pytest -q -rs -x "$OLDPWD/python/tests") > "$logs/pytest.log" 2>&1 || status=1
+  stamp "pytest"
+  tail -30 "$logs/pytest.log"
+fi
+if [[ $steps == *" timing "* ]] && (($(left) > 60)); then
+  timeout $(($(left) - 10)) python3 python/bench/timing.py --reps 10 \
+    --ops "${TIMING_OPS:-relu,selu,silu,softsign,gelu_tanh}" --json "$logs/timing.json" > "$logs/timing.txt" 2>&1 || status=1
+  stamp "timing"
   cat "$logs/timing.txt"
-  t=$SECONDS
-  python3 python/bench/kernelbench_run.py python/.tools/KernelBench --json "$logs/kernelbench.json" \
-    > "$logs/kernelbench.txt" 2>&1 || status=1
-  echo "kernelbench: $((SECONDS - t)) s"
+fi
+if [[ $steps == *" kernelbench "* ]] && (($(left) > 60)); then
+  timeout $(($(left) - 5)) python3 python/bench/kernelbench_run.py python/.tools/KernelBench --trials 30 \
+    --json "$logs/kernelbench.json" > "$logs/kernelbench.txt" 2>&1 || status=1
+  stamp "kernelbench"
   tail -30 "$logs/kernelbench.txt"
-}
-
-case ${1:-cpp} in
-  cpp) cpp || status=1 ;;
-  python) python_steps || status=1 ;;
-  python-time) python_steps time-only || status=1 ;;
-  *) echo "usage: $0 cpp|python|python-time"; exit 2 ;;
-esac
+fi
 exit $status
