@@ -218,8 +218,9 @@ CUACT_HOST_DEVICE void elementwise_thread(
   constexpr int max_k = params_t::max_vectors_per_thread;
   const auto inputs = std::index_sequence_for<In...>{};
   const auto outputs = std::index_sequence_for<Out...>{};
-  const std::size_t k = static_cast<std::size_t>(params.effective_vectors_per_thread());
-  for (std::size_t base = thread; base < params.vectors; base += num_threads * k) {
+  const int k = params.effective_vectors_per_thread();
+  const std::size_t step = num_threads * static_cast<std::size_t>(k);
+  for (std::size_t base = thread; base < params.vectors; base += step) {
     cuda::std::tuple<vector_of<In, VecWidth>...> loaded[max_k];
     CUACT_UNROLL
     for (int u = 0; u < max_k; ++u) {
