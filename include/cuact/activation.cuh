@@ -39,6 +39,7 @@ namespace cuact {
 /// accurate to that type only; `storage_bits` is what they read (detail/math.cuh).
 template <class Storage>
 struct rounded_to {
+  /// Bits of Storage: 8 * sizeof(Storage).
   static constexpr int storage_bits = static_cast<int>(8 * sizeof(Storage));
 };
 
@@ -128,7 +129,9 @@ constexpr void check_activation() {
 /// Aggregates with a base: build as `forward_op<A, Out>{{}, act}` (or `{}` for a default act).
 template <class Activation, class Out>
 struct forward_op : detail::cost_hint_of<Activation> {
+  /// The activation.
   Activation act;
+  /// act(x) at the accuracy of Out.
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
     return detail::invoke_forward<rounded_to<Out>>(detail::preferred{}, act, x);
@@ -139,7 +142,9 @@ struct forward_op : detail::cost_hint_of<Activation> {
 /// where the activation defines it, else dy * derivative(x).
 template <class Activation, class Out>
 struct gradient_op : detail::cost_hint_of<Activation> {
+  /// The activation.
   Activation act;
+  /// dx for input x and upstream gradient dy.
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x, C dy) const {
     using R = rounded_to<Out>;
@@ -155,7 +160,9 @@ struct gradient_op : detail::cost_hint_of<Activation> {
 /// gradient_from_output(dy, y) where defined, else dy * derivative_from_output(y).
 template <class Activation, class Out>
 struct gradient_from_output_op : detail::cost_hint_of<Activation> {
+  /// The activation.
   Activation act;
+  /// dx for output y and upstream gradient dy.
   template <class C>
   CUACT_HOST_DEVICE C operator()(C y, C dy) const {
     using R = rounded_to<Out>;

@@ -22,24 +22,30 @@ namespace cuact {
 /// ReLU: x > 0 ? x : +0; propagates NaN; relu(-0) = +0. PyTorch `torch.relu` semantics.
 /// Backward as PyTorch `threshold_backward(dy, x, 0)`: dx = x > 0 ? dy : 0 (relu'(0) = 0).
 struct relu {
+  /// Cost hint (activation.cuh): light.
   static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
+  /// relu(x).
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
     // Not fmax: fmax(NaN, 0) is 0, and the hand-written kernels this replaces lost NaNs that way.
     return x > C(0) || x != x ? x : C(0);
   }
+  /// relu'(x) (PyTorch's choice at the kink: relu'(0) = 0).
   template <class C>
   CUACT_HOST_DEVICE C derivative(C x) const {
     return x > C(0) ? C(1) : C(0);
   }
+  /// relu'(x) from y = relu(x).
   template <class C>
   CUACT_HOST_DEVICE C derivative_from_output(C y) const {
     return derivative(y);  // y > 0 exactly where x > 0
   }
+  /// dy * relu'(x), a selection (NaN dy where the gradient is 0 gives 0).
   template <class C>
   CUACT_HOST_DEVICE C gradient(C dy, C x) const {
     return x > C(0) ? dy : C(0);
   }
+  /// dy * relu'(x) from y = relu(x), a selection.
   template <class C>
   CUACT_HOST_DEVICE C gradient_from_output(C dy, C y) const {
     return gradient(dy, y);
@@ -50,25 +56,32 @@ struct relu {
 /// scale * (x > 0 ? x : alpha * expm1(x)); propagates NaN; selu(-0) = -0.
 /// Backward as PyTorch `elu_backward`: x <= 0 ? scale * alpha * exp(x) : scale.
 struct selu {
+  /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;  // exp: tens of instructions per element in float
+  /// SELU's alpha (fixed, as in PyTorch).
   static constexpr double alpha = 1.6732632423543772848170429916717;
+  /// SELU's scale (fixed, as in PyTorch).
   static constexpr double scale = 1.0507009873554804934193349852946;
   /// scale * alpha as a double plus its rounding error, from the 32-digit constants: the low part
   /// keeps y + scale * alpha accurate where it cancels (y near -scale * alpha) in from-output
   /// gradients.
   static constexpr double scale_alpha_hi = 0x1.c212cc640f031p+0;
+  /// Low part of scale * alpha (see scale_alpha_hi).
   static constexpr double scale_alpha_lo = 0x1.05161b045a1fep-56;
 
+  /// selu(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
     const C negative = C(scale_alpha_hi) * detail::expm1_nonpositive(x > C(0) ? C(0) : x, r);
     return x > C(0) ? C(scale) * x : negative;
   }
+  /// selu'(x) (PyTorch's choice at the kink: selu'(0) = scale * alpha).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
     const C negative = C(scale_alpha_hi) * detail::exp_nonpositive(x > C(0) ? C(0) : x, r);
     return x <= C(0) ? negative : C(scale);
   }
+  /// selu'(x) from y = selu(x).
   template <class C>
   CUACT_HOST_DEVICE C derivative_from_output(C y) const {
     // y = scale * alpha * (exp(x) - 1) for x <= 0, so scale * alpha * exp(x) = y + scale * alpha.
@@ -84,23 +97,29 @@ struct selu {
 /// +0 (max orders -0 below +0). Backward as `hardtanh_backward`: dx = 0 < x < 6 ? dy : 0 (0 at
 /// both kinks; a NaN x passes dy through).
 struct relu6 {
+  /// Cost hint (activation.cuh): light.
   static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
+  /// relu6(x).
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
     return x > C(0) ? (x < C(6) ? x : C(6)) : (x != x ? x : C(0));
   }
+  /// relu6'(x) (PyTorch's choice at the kinks: 0 at x = 0 and x = 6).
   template <class C>
   CUACT_HOST_DEVICE C derivative(C x) const {
     return x <= C(0) || x >= C(6) ? C(0) : C(1);
   }
+  /// relu6'(x) from y = relu6(x).
   template <class C>
   CUACT_HOST_DEVICE C derivative_from_output(C y) const {
     return derivative(y);  // 0 < y < 6 exactly where 0 < x < 6
   }
+  /// dy * relu6'(x), a selection (NaN dy where the gradient is 0 gives 0).
   template <class C>
   CUACT_HOST_DEVICE C gradient(C dy, C x) const {
     return x <= C(0) || x >= C(6) ? C(0) : dy;
   }
+  /// dy * relu6'(x) from y = relu6(x), a selection.
   template <class C>
   CUACT_HOST_DEVICE C gradient_from_output(C dy, C y) const {
     return gradient(dy, y);
@@ -111,26 +130,34 @@ struct relu6 {
 /// propagates. Backward as `hardtanh_backward`: dx = min_val < x < max_val ? dy : 0. The bounds
 /// are rounded to the compute type.
 struct hardtanh {
+  /// Cost hint (activation.cuh): light.
   static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
+  /// PyTorch's min_val (default -1.0).
   double min_val = -1.0;
+  /// PyTorch's max_val (default 1.0).
   double max_val = 1.0;
+  /// hardtanh(x).
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
     const C lo = C(min_val), hi = C(max_val);
     return x > lo ? (x < hi ? x : hi) : (x != x ? x : lo);
   }
+  /// hardtanh'(x) (PyTorch's choice at the kinks: 0 at min_val and max_val).
   template <class C>
   CUACT_HOST_DEVICE C derivative(C x) const {
     return x <= C(min_val) || x >= C(max_val) ? C(0) : C(1);
   }
+  /// hardtanh'(x) from y = hardtanh(x).
   template <class C>
   CUACT_HOST_DEVICE C derivative_from_output(C y) const {
     return derivative(y);  // min_val < y < max_val exactly where min_val < x < max_val
   }
+  /// dy * hardtanh'(x), a selection (NaN dy where the gradient is 0 gives 0).
   template <class C>
   CUACT_HOST_DEVICE C gradient(C dy, C x) const {
     return x <= C(min_val) || x >= C(max_val) ? C(0) : dy;
   }
+  /// dy * hardtanh'(x) from y = hardtanh(x), a selection.
   template <class C>
   CUACT_HOST_DEVICE C gradient_from_output(C dy, C y) const {
     return gradient(dy, y);
@@ -142,16 +169,21 @@ struct hardtanh {
 /// From the output only for negative_slope >= 0 (as PyTorch, which refuses the in-place backward
 /// otherwise): a negative slope gives NaN there.
 struct leaky_relu {
+  /// Cost hint (activation.cuh): light.
   static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
+  /// PyTorch's negative_slope (default 0.01).
   double negative_slope = 0.01;
+  /// leaky_relu(x).
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
     return x > C(0) ? x : x * C(negative_slope);
   }
+  /// leaky_relu'(x) (PyTorch's choice at the kink: negative_slope at 0).
   template <class C>
   CUACT_HOST_DEVICE C derivative(C x) const {
     return x > C(0) ? C(1) : C(negative_slope);
   }
+  /// leaky_relu'(x) from y = leaky_relu(x) (NaN for y <= 0 if negative_slope < 0).
   template <class C>
   CUACT_HOST_DEVICE C derivative_from_output(C y) const {
     const C slope = negative_slope >= 0 ? C(negative_slope) : C(NAN);
@@ -162,7 +194,9 @@ struct leaky_relu {
 /// Hardsigmoid, PyTorch `F.hardsigmoid`: min(max(x + 3, 0), 6) / 6; NaN propagates. Backward as
 /// `hardsigmoid_backward`: dx = -3 < x < 3 ? dy / 6 : 0 (0 at both kinks and for NaN x).
 struct hardsigmoid {
+  /// Cost hint (activation.cuh): light.
   static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
+  /// hardsigmoid(x).
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
     C t = x + C(3);
@@ -170,10 +204,12 @@ struct hardsigmoid {
     t = t > C(6) ? C(6) : t;  // NaN passes both
     return t * C(1.0 / 6);
   }
+  /// hardsigmoid'(x) (PyTorch's choice at the kinks: 0 at x = -3 and x = 3).
   template <class C>
   CUACT_HOST_DEVICE C derivative(C x) const {
     return x > C(-3) && x < C(3) ? C(1.0 / 6) : C(0);
   }
+  /// dy * hardsigmoid'(x), a selection (NaN dy where the gradient is 0 gives 0).
   template <class C>
   CUACT_HOST_DEVICE C gradient(C dy, C x) const {
     return x > C(-3) && x < C(3) ? dy * C(1.0 / 6) : C(0);
@@ -187,7 +223,9 @@ struct hardsigmoid {
 /// Backward as `hardswish_backward`: x < -3 ? 0 : x <= 3 ? dy * (x / 3 + 1/2) : dy (NaN x: dy),
 /// with x / 3 + 1/2 as (x + 1.5) / 3, which cannot cancel at its zero x = -1.5.
 struct hardswish {
+  /// Cost hint (activation.cuh): light.
   static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
+  /// hardswish(x).
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
     C t = x + C(3);
@@ -195,10 +233,12 @@ struct hardswish {
     t = t > C(6) ? C(6) : t;
     return x * (t * C(1.0 / 6));  // 6 * C(1/6) rounds to 1 in float and double
   }
+  /// hardswish'(x) (PyTorch's choice at the kinks: -1/2 at x = -3, 3/2 at x = 3).
   template <class C>
   CUACT_HOST_DEVICE C derivative(C x) const {
     return x < C(-3) ? C(0) : x <= C(3) ? (x + C(1.5)) * C(1.0 / 3) : C(1);
   }
+  /// dy * hardswish'(x), a selection below x = -3 (NaN dy there gives 0).
   template <class C>
   CUACT_HOST_DEVICE C gradient(C dy, C x) const {
     return x < C(-3) ? C(0) : x <= C(3) ? dy * ((x + C(1.5)) * C(1.0 / 3)) : dy;
@@ -211,17 +251,22 @@ struct hardswish {
 /// is exact near the kinks (Sterbenz) and the result is correctly rounded; otherwise it is off by
 /// at most the rounding of lambd. Backward as `shrink_backward`: |x| <= lambd ? 0 : dy.
 struct softshrink {
+  /// Cost hint (activation.cuh): light.
   static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
+  /// PyTorch's lambd (default 0.5).
   double lambd = 0.5;
+  /// softshrink(x).
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
     const C l = C(lambd);
     return x > l ? x - l : x < -l ? x + l : (x != x ? x : C(0));
   }
+  /// softshrink'(x) (PyTorch's choice at the kinks: 0 at x = +-lambd).
   template <class C>
   CUACT_HOST_DEVICE C derivative(C x) const {
     return x >= C(-lambd) && x <= C(lambd) ? C(0) : C(1);
   }
+  /// dy * softshrink'(x), a selection (NaN dy where the gradient is 0 gives 0).
   template <class C>
   CUACT_HOST_DEVICE C gradient(C dy, C x) const {
     return x >= C(-lambd) && x <= C(lambd) ? C(0) : dy;
@@ -231,16 +276,21 @@ struct softshrink {
 /// Hardshrink, PyTorch `F.hardshrink(x, lambd)`: -lambd <= x <= lambd ? 0 : x; NaN propagates;
 /// hardshrink(-0) = +0. Backward as `shrink_backward`: |x| <= lambd ? 0 : dy.
 struct hardshrink {
+  /// Cost hint (activation.cuh): light.
   static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
+  /// PyTorch's lambd (default 0.5).
   double lambd = 0.5;
+  /// hardshrink(x).
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
     return x >= C(-lambd) && x <= C(lambd) ? C(0) : x;
   }
+  /// hardshrink'(x) (PyTorch's choice at the jumps: 0 at x = +-lambd).
   template <class C>
   CUACT_HOST_DEVICE C derivative(C x) const {
     return x >= C(-lambd) && x <= C(lambd) ? C(0) : C(1);
   }
+  /// dy * hardshrink'(x), a selection (NaN dy where the gradient is 0 gives 0).
   template <class C>
   CUACT_HOST_DEVICE C gradient(C dy, C x) const {
     return x >= C(-lambd) && x <= C(lambd) ? C(0) : dy;
@@ -251,17 +301,23 @@ struct hardshrink {
 /// propagates (NaN <= threshold is false). PyTorch has no defaults; {} is threshold 0, value 0.
 /// Backward as `threshold_backward`: x <= threshold ? 0 : dy.
 struct threshold {
+  /// Cost hint (activation.cuh): light.
   static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
+  /// PyTorch's threshold (no default there; 0.0 here).
   double threshold = 0.0;
+  /// PyTorch's value (no default there; 0.0 here).
   double value = 0.0;
+  /// threshold(x).
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
     return x <= C(threshold) ? C(value) : x;
   }
+  /// threshold'(x) (PyTorch's choice at the jump: 0 at x = threshold).
   template <class C>
   CUACT_HOST_DEVICE C derivative(C x) const {
     return x <= C(threshold) ? C(0) : C(1);
   }
+  /// dy * threshold'(x), a selection (NaN dy where the gradient is 0 gives 0).
   template <class C>
   CUACT_HOST_DEVICE C gradient(C dy, C x) const {
     return x <= C(threshold) ? C(0) : dy;
@@ -272,6 +328,7 @@ struct threshold {
 /// (inf / inf, as PyTorch's formula). Derivative 1 / (1 + |x|)^2; at +-inf NaN, as PyTorch's
 /// autograd of its formula (inf / inf in the quotient rule). 16-bit results: `rcp.approx`.
 struct softsign {
+  /// softsign(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
     if constexpr (detail::rounds_to_16_bits_v<R>) {
@@ -280,6 +337,7 @@ struct softsign {
       return x / (C(1) + (x < C(0) ? -x : x));
     }
   }
+  /// softsign'(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
     const C q = detail::reciprocal(C(1) + (x < C(0) ? -x : x), r);
@@ -296,18 +354,23 @@ struct softsign {
 /// 1); from the output (alpha >= 0, else NaN): y <= 0 ? y + alpha : 1, alpha added in two parts so
 /// nothing is lost where y + alpha cancels.
 struct elu {
+  /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;  // expm1
+  /// PyTorch's alpha (default 1.0).
   double alpha = 1.0;
+  /// elu(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
     const C negative = C(alpha) * detail::expm1_nonpositive(x > C(0) ? C(0) : x, r);
     return x > C(0) ? x : negative;
   }
+  /// elu'(x) (PyTorch's choice at the kink: alpha at 0).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
     const C negative = C(alpha) * detail::exp_nonpositive(x > C(0) ? C(0) : x, r);
     return x <= C(0) ? negative : C(1);
   }
+  /// elu'(x) from y = elu(x) (NaN for y <= 0 if alpha < 0).
   template <class C>
   CUACT_HOST_DEVICE C derivative_from_output(C y) const {
     const C high = C(alpha);
@@ -323,8 +386,11 @@ struct elu {
 /// float and double (exp amplifies its rounding by |x / alpha|); from the output (alpha > 0, else
 /// NaN): y <= 0 ? (y + alpha) / alpha : 1.
 struct celu {
+  /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;  // expm1
+  /// PyTorch's alpha (default 1.0; must be positive).
   double alpha = 1.0;
+  /// celu(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
     // expm1's relative error from the rounding of x / alpha is at most that rounding: no split.
@@ -332,6 +398,7 @@ struct celu {
     const C negative = C(alpha) * detail::expm1_nonpositive(v > C(0) ? C(0) : v, r);
     return x > C(0) ? x : negative;
   }
+  /// celu'(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
     const C xn = x > C(0) ? C(0) : x;
@@ -343,6 +410,7 @@ struct celu {
     }
     return x <= C(0) ? e : C(1);
   }
+  /// celu'(x) from y = celu(x) (NaN for y <= 0 if alpha <= 0).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative_from_output(C y, R = {}) const {
     const C high = C(alpha);
@@ -364,12 +432,15 @@ struct celu {
 /// below x = -88.7). Backward: sigma(x) (1 - sigma(x)) = e / (1 + e)^2; from the output as
 /// PyTorch's `sigmoid_backward`: y * (1 - y).
 struct sigmoid {
+  /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;  // exp and a division
+  /// sigmoid(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
     const C e = detail::exp_nonpositive(x < C(0) ? x : -x, r);
     return detail::logistic(x, e, r).s;
   }
+  /// sigmoid'(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
     // e q^2, q = 1 / (1 + e), with e multiplied in last: a subnormal e loses the digits that a
@@ -378,6 +449,7 @@ struct sigmoid {
     const C q = detail::reciprocal_one_plus(detail::exp_nonpositive(v, r), r);
     return detail::mul_exp_nonpositive(q * q, v, r);
   }
+  /// sigmoid'(x) from y = sigmoid(x).
   template <class C>
   CUACT_HOST_DEVICE C derivative_from_output(C y) const {
     return y * (C(1) - y);
@@ -390,7 +462,9 @@ struct sigmoid {
 /// `silu_backward`: s (1 + x (1 - s)), 1 - s taken from the logistic pair rather than by
 /// subtraction; silu'(+-inf) = NaN (inf * 0, as PyTorch).
 struct silu {
+  /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;
+  /// silu(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
     const C v = x < C(0) ? x : -x;
@@ -398,6 +472,7 @@ struct silu {
     // below 0, x e / (1 + e) with e multiplied in last: x e^x is subnormal only where e is
     return x < C(0) ? detail::mul_exp_nonpositive(x * q, v, r) : x * q;
   }
+  /// silu'(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
     const C v = x < C(0) ? x : -x;
@@ -415,12 +490,15 @@ struct silu {
 /// results (detail::log1p_unit). Backward as `log_sigmoid_backward`: 1 - sigmoid(x) = sigmoid(-x),
 /// overflow-safe.
 struct logsigmoid {
+  /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;  // exp and log
+  /// logsigmoid(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
     const C e = detail::exp_nonpositive(x < C(0) ? x : -x, r);
     return (x < C(0) ? x : C(0)) - detail::log1p_unit(e, r);
   }
+  /// logsigmoid'(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
     const C v = x < C(0) ? x : -x;
@@ -438,10 +516,14 @@ struct logsigmoid {
 /// x * beta > threshold ? 1 : sigmoid(x * beta), overflow-safe (PyTorch's z / (z + 1) is NaN
 /// where exp overflows below a threshold above 88).
 struct softplus {
+  /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;  // exp and log
+  /// PyTorch's beta (default 1.0).
   double beta = 1.0;
+  /// PyTorch's threshold (default 20.0): where x * beta exceeds it the result is x.
   double threshold = 20.0;
 
+  /// x * beta as hi + lo for float and double results; hi alone (lo = 0) for 16-bit ones.
   template <class C, class R>
   CUACT_HOST_DEVICE detail::split<C> scaled(C x, R) const {
     if constexpr (detail::rounds_to_16_bits_v<R>) {
@@ -457,6 +539,7 @@ struct softplus {
     return detail::exp_nonpositive_sum(
         detail::split<C>{negative ? v.hi : -v.hi, negative ? v.lo : -v.lo}, r);
   }
+  /// softplus(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
     const detail::split<C> v = scaled(x, r);
@@ -470,6 +553,7 @@ struct softplus {
     const C below = (v.hi > C(0) ? x : C(0)) + tail;
     return v.hi > C(threshold) ? x : below;
   }
+  /// softplus'(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
     const detail::split<C> v = scaled(x, r);
@@ -488,11 +572,17 @@ struct softplus {
 /// `mish_backward`: t + x sigmoid(x) (1 - t^2), with 1 - t^2 = b (2a + b) / (a + b)^2;
 /// mish'(+-inf) = NaN (inf * 0, as PyTorch).
 struct mish {
+  /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;
+  /// tanh(softplus(x)) as a / (a + b) (see mish).
   template <class C>
   struct parts {
+    ///@{
+    /// a and b of a / (a + b), and q = 1 / (a + b).
     C a, b, q;  // q = 1 / (a + b)
+    ///@}
   };
+  /// The parts of tanh(softplus(x)) from e = exp(-|x|).
   template <class C, class R>
   CUACT_HOST_DEVICE static parts<C> tanh_softplus(C x, C e, R r) {
     const bool positive = x > C(0);
@@ -500,6 +590,7 @@ struct mish {
     const C b = positive ? C(2) * e * e : C(2);
     return {a, b, detail::reciprocal(a + b, r)};
   }
+  /// mish(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
     const C v = x < C(0) ? x : -x;
@@ -508,6 +599,7 @@ struct mish {
     // x <= 0: a = e (e + 2), with e multiplied in last (x a / (a + b) is subnormal only where e is)
     return x > C(0) ? x * (p.a * p.q) : detail::mul_exp_nonpositive(x * ((e + C(2)) * p.q), v, r);
   }
+  /// mish'(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
     const C v = x < C(0) ? x : -x;
@@ -527,17 +619,21 @@ struct mish {
 /// Backward: 1 - tanh(x)^2 as 4e / (1 + e)^2, e = exp(-2|x|) (no cancellation near +-1); from the
 /// output as PyTorch's `tanh_backward`: 1 - y^2, with one rounding (fma).
 struct tanh {
+  /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;
+  /// tanh(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
     return detail::tanh_(x, r);
   }
+  /// tanh'(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
     const C v = C(-2) * (x < C(0) ? -x : x);
     const C q = detail::reciprocal_one_plus(detail::exp_nonpositive(v, r), r);
     return detail::mul_exp_nonpositive(C(4) * (q * q), v, r);  // 4 e q^2, e multiplied in last
   }
+  /// tanh'(x) from y = tanh(x).
   template <class C>
   CUACT_HOST_DEVICE C derivative_from_output(C y) const {
     return detail::fused(-y, y, C(1));
@@ -553,7 +649,9 @@ struct tanh {
 /// Backward: tanh(x)^2 (PyTorch's autograd computes 1 - (1 - tanh^2), which cancels near 0);
 /// float squares a double tanh (tanhf's 2 ulp would become 5 in the square).
 struct tanhshrink {
+  /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;
+  /// tanhshrink(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
     if constexpr (detail::rounds_to_16_bits_v<R> && sizeof(C) == 4) {
@@ -571,6 +669,7 @@ struct tanhshrink {
       return x - detail::tanh_(x, r);
     }
   }
+  /// tanhshrink'(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
     if constexpr (!detail::rounds_to_16_bits_v<R> && sizeof(C) == 4) {
@@ -595,9 +694,13 @@ struct tanhshrink {
 /// Backward as `GeluBackward`: Phi(x) + x phi(x), with x^2 in two parts in exp(-x^2 / 2) for
 /// double; gelu'(+-inf) = NaN (inf * 0, as PyTorch).
 struct gelu {
+  /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;  // erfc
+  /// 1 / sqrt 2 as a double plus its rounding error (sqrt1_2_lo).
   static constexpr double sqrt1_2_hi = 0x1.6a09e667f3bcdp-1;
+  /// Low part of 1 / sqrt 2 (see sqrt1_2_hi).
   static constexpr double sqrt1_2_lo = -0x1.bdd3413b26456p-55;
+  /// 1 / sqrt(2 pi).
   static constexpr double inv_sqrt_2pi = 0.398942280401432677939946059934;
 
   /// Phi(x) for double x: erfc(t) / 2, t = -x / sqrt 2 = hi + lo, erfc(hi + lo) ~ erfc(hi) (1 - 2 hi
@@ -635,8 +738,12 @@ struct gelu {
   /// exp(-lo) = 1 - lo folded into h_lo for float results; E = exp(-hi). x is clamped to +-14.8
   /// (a <= 10.47, in erfcx's range; E < 2^-157 there, and every result beyond is 0, x or 1).
   struct gaussian_tail {
+    ///@{
+    /// xc: x clamped to +-14.8; h + h_lo: erfcx(a) / 2 (see above); s: hi of a^2, so E = exp(-s).
     float xc, h, h_lo, s;
+    ///@}
   };
+  /// The gaussian_tail of x (h_lo = 0 for 16-bit results).
   template <class R>
   CUACT_HOST_DEVICE static gaussian_tail tail_parts(float x, R) {
     const float xc = fminf(fmaxf(x, -14.8f), 14.8f);  // NaN gives 14.8: NaN x decides the result
@@ -656,6 +763,7 @@ struct gelu {
   /// 16-bit forwards (a nonzero 16-bit result needs E > 2^-133, where a subnormal E still has 16
   /// significant bits).
   enum class exp_mode { exact, raised, plain };
+  /// m exp(-s), computed as Mode says.
   template <exp_mode Mode>
   CUACT_HOST_DEVICE static float times_exp(float m, float s) {
     if constexpr (Mode == exp_mode::exact) {
@@ -668,6 +776,7 @@ struct gelu {
       return m * detail::exp2_approx(s * -1.44269504088896341f);
     }
   }
+  /// gelu(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
     if constexpr (sizeof(C) == 4) {
@@ -685,6 +794,7 @@ struct gelu {
       return x < -37.5 && x >= -1.7976931348623157e308 ? tail(x, false) : x * cdf(x);
     }
   }
+  /// gelu'(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
     if constexpr (sizeof(C) == 4) {
@@ -715,10 +825,15 @@ struct gelu {
 /// Backward as PyTorch's: s + 2 x s (1 - s) u', u' = sqrt(2/pi) (1 + 3 * 0.044715 x^2);
 /// gelu_tanh'(+-inf) = NaN (inf * 0, as PyTorch).
 struct gelu_tanh {
+  /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;
+  /// sqrt(2/pi) as a double plus its rounding error (beta_lo).
   static constexpr double beta_hi = 0x1.9884533d43651p-1;  // sqrt(2/pi)
+  /// Low part of sqrt(2/pi) (see beta_hi).
   static constexpr double beta_lo = -0x1.cbc0d30ebfd15p-55;
+  /// 0.044715 as a double plus its rounding error (kappa_lo).
   static constexpr double kappa_hi = 0x1.6e4e26d4801f7p-5;  // 0.044715
+  /// Low part of 0.044715 (see kappa_hi).
   static constexpr double kappa_lo = 0x1.441355475a31ap-59;
 
   /// -2|u| as hi + lo, u at x clamped to [-30, 30] (e = exp(-2|u|) is 0 beyond, in double too).
@@ -760,6 +875,7 @@ struct gelu_tanh {
       return u < 0 ? detail::split<double>{2 * u, 2 * u_lo} : detail::split<double>{-2 * u, -2 * u_lo};
     }
   }
+  /// gelu_tanh(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
     const detail::split<C> v = minus_two_abs_u(x, r);
@@ -772,6 +888,7 @@ struct gelu_tanh {
     const C corrected = below == C(0) ? below : detail::fused(below, v.lo, below);  // keeps -0
     return x < C(0) ? corrected : xq;
   }
+  /// gelu_tanh'(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
     // s + 2 x s (1 - s) u' = q (1 + 2 x e q u') above 0, e q (1 + 2 x q u') below

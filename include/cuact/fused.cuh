@@ -72,17 +72,23 @@ struct composed_cost<cost_hint::light, cost_hint::light> {
 /// alpha, from the input or the output. Composed after another activation it scales that one's
 /// output: x * sigmoid(1.702 x) = compose(linear{1 / 1.702}, affine(silu{}, 1.702)).
 struct linear {
+  /// Cost hint (activation.cuh): light.
   static constexpr bool is_heavy = false;
+  /// Slope (default 1.0).
   double alpha = 1.0;
+  /// Offset (default 0.0).
   double beta = 0.0;
+  /// alpha * x + beta.
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
     return C(alpha) * x + C(beta);
   }
+  /// alpha, from the input.
   template <class C>
   CUACT_HOST_DEVICE C derivative(C) const {
     return C(alpha);
   }
+  /// alpha, from the output.
   template <class C>
   CUACT_HOST_DEVICE C derivative_from_output(C) const {
     return C(alpha);
@@ -96,33 +102,42 @@ struct linear {
 /// Carries act's is_heavy.
 template <class Activation>
 struct affine_activation : detail::cost_hint_of<Activation> {
+  /// The activation applied to alpha * x + beta.
   Activation act;
+  /// Input scale (default 1.0).
   double alpha = 1.0;
+  /// Input offset (default 0.0).
   double beta = 0.0;
 
+  /// alpha * x + beta: act's argument.
   template <class C>
   CUACT_HOST_DEVICE C input(C x) const {
     return C(alpha) * x + C(beta);
   }
+  /// act(alpha * x + beta).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R = {}) const {
     return detail::invoke_forward<R>(detail::preferred{}, act, input(x));
   }
+  /// alpha * act'(alpha * x + beta), where act has derivative.
   template <class C, class R = rounded_to<C>, class A = Activation,
             std::enable_if_t<detail::has_derivative<A>, int> = 0>
   CUACT_HOST_DEVICE C derivative(C x, R = {}) const {
     return C(alpha) * detail::invoke_derivative<R>(detail::preferred{}, act, input(x));
   }
+  /// act.gradient(alpha * dy, alpha * x + beta), where act has gradient.
   template <class C, class R = rounded_to<C>, class A = Activation,
             std::enable_if_t<detail::has_gradient<A>, int> = 0>
   CUACT_HOST_DEVICE C gradient(C dy, C x, R = {}) const {
     return detail::invoke_gradient<R>(detail::preferred{}, act, C(alpha) * dy, input(x));
   }
+  /// alpha * act'(alpha * x + beta) from y = act(alpha * x + beta), where act has that.
   template <class C, class R = rounded_to<C>, class A = Activation,
             std::enable_if_t<detail::has_derivative_from_output<A>, int> = 0>
   CUACT_HOST_DEVICE C derivative_from_output(C y, R = {}) const {
     return C(alpha) * detail::invoke_derivative_from_output<R>(detail::preferred{}, act, y);
   }
+  /// act.gradient_from_output(alpha * dy, y), where act has gradient_from_output.
   template <class C, class R = rounded_to<C>, class A = Activation,
             std::enable_if_t<detail::has_gradient_from_output<A>, int> = 0>
   CUACT_HOST_DEVICE C gradient_from_output(C dy, C y, R = {}) const {
@@ -144,14 +159,18 @@ constexpr affine_activation<Activation> affine(Activation act, double alpha, dou
 template <class F, class G>
 struct composition
     : detail::composed_cost<detail::declared_cost<F>, detail::declared_cost<G>> {
+  /// The outer activation.
   F f;
+  /// The inner activation.
   G g;
 
+  /// f(g(x)).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R = {}) const {
     return detail::invoke_forward<R>(detail::preferred{}, f,
                                      detail::invoke_forward<R>(detail::preferred{}, g, x));
   }
+  /// f'(g(x)) * g'(x), where both have derivative.
   template <class C, class R = rounded_to<C>, class FF = F,
             std::enable_if_t<detail::has_derivative<FF> && detail::has_derivative<G>, int> = 0>
   CUACT_HOST_DEVICE C derivative(C x, R = {}) const {
@@ -159,6 +178,7 @@ struct composition
     return detail::invoke_derivative<R>(detail::preferred{}, f, inner) *
            detail::invoke_derivative<R>(detail::preferred{}, g, x);
   }
+  /// g.gradient(f.gradient(dy, g(x)), x) (else dy * derivative), where both have derivative.
   template <class C, class R = rounded_to<C>, class FF = F,
             std::enable_if_t<has_derivative_v<FF> && has_derivative_v<G>, int> = 0>
   CUACT_HOST_DEVICE C gradient(C dy, C x, R = {}) const {
@@ -191,7 +211,9 @@ using product_accuracy =
 /// out = act(a) * b, act(a) at detail::product_accuracy<Out>.
 template <class Activation, class Out>
 struct gated_op : detail::cost_hint_of<Activation> {
+  /// The activation applied to a.
   Activation act;
+  /// act(a) * b.
   template <class C>
   CUACT_HOST_DEVICE C operator()(C a, C b) const {
     return detail::invoke_forward<detail::product_accuracy<Out, C>>(detail::preferred{}, act, a) * b;
@@ -203,7 +225,9 @@ struct gated_op : detail::cost_hint_of<Activation> {
 /// detail::product_accuracy<Out>, as gated_op.
 template <class Activation, class Out>
 struct gated_gradient_op : detail::cost_hint_of<Activation> {
+  /// The activation applied to a.
   Activation act;
+  /// (da, db) for inputs a, b and upstream gradient dy.
   template <class C>
   CUACT_HOST_DEVICE cuda::std::tuple<C, C> operator()(C a, C b, C dy) const {
     using R = detail::product_accuracy<Out, C>;
@@ -215,7 +239,9 @@ struct gated_gradient_op : detail::cost_hint_of<Activation> {
 /// out = act(x + bias), x + bias in the compute type (not rounded to the storage type first).
 template <class Activation, class Out>
 struct bias_op : detail::cost_hint_of<Activation> {
+  /// The activation.
   Activation act;
+  /// act(x + bias).
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x, C bias) const {
     return detail::invoke_forward<rounded_to<Out>>(detail::preferred{}, act, x + bias);
@@ -225,7 +251,9 @@ struct bias_op : detail::cost_hint_of<Activation> {
 /// dx = dy * act'(x + bias) (act's gradient where it has one).
 template <class Activation, class Out>
 struct bias_gradient_op : detail::cost_hint_of<Activation> {
+  /// The activation.
   Activation act;
+  /// dx for input x, bias and upstream gradient dy.
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x, C bias, C dy) const {
     return detail::gradient_at<rounded_to<Out>>(act, dy, x + bias);
@@ -392,7 +420,7 @@ cudaError_t bias_backward(Activation act, const T* x, const T* bias, const T* dy
 
 /// out[i] = act(in[i]) stored as U: T float, double, __half, __nv_bfloat16; U any of those or
 /// __nv_fp8_e4m3 / __nv_fp8_e5m2 (round to nearest even; fp8 saturates to its largest finite
-/// value, NaN stays NaN). The activation computes at U's accuracy (rounded_to<U>).
+/// value, NaN stays NaN). The activation computes at U's accuracy (`rounded_to<U>`).
 template <int VecWidth = auto_width, class Activation, class T, class U>
 cudaError_t forward_cast(Activation act, const T* in, U* out, std::size_t n,
                          cudaStream_t stream = nullptr) {
