@@ -20,14 +20,14 @@
 
 namespace {
 
-#define BENCH_CHECK(call)                                                                     \
-  do {                                                                                        \
-    const cudaError_t status_ = (call);                                                       \
-    if (status_ != cudaSuccess) {                                                             \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                      \
-                   cudaGetErrorString(status_));                                              \
-      std::exit(1);                                                                           \
-    }                                                                                         \
+#define BENCH_CHECK(call)                                                \
+  do {                                                                   \
+    const cudaError_t status_ = (call);                                  \
+    if (status_ != cudaSuccess) {                                        \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, \
+                   cudaGetErrorString(status_));                         \
+      std::exit(1);                                                      \
+    }                                                                    \
   } while (0)
 
 __device__ std::uint64_t mix(std::uint64_t z) {
@@ -48,7 +48,8 @@ __global__ void fill_normal(T* out, std::size_t n, std::uint64_t seed) {
     float v = sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
     if (v == 0.0f) v = 0x1p-10f;
     out[i] = cuact::detail::from_compute<T>(v);
-    if (cuact::detail::to_compute(out[i]) == 0.0f) out[i] = cuact::detail::from_compute<T>(0x1p-10f);
+    if (cuact::detail::to_compute(out[i]) == 0.0f)
+      out[i] = cuact::detail::from_compute<T>(0x1p-10f);
   }
 }
 
@@ -142,10 +143,11 @@ struct row_result {
 };
 std::vector<row_result> results;
 
-void report(const std::string& op, const std::string& dtype, double bytes, float ms, float copy_ms) {
+void report(const std::string& op, const std::string& dtype, double bytes, float ms,
+            float copy_ms) {
   results.push_back({op, dtype, bytes, ms, copy_ms});
-  std::printf("%-34s %-12s %9.2f %9.3f %9.1f %9.1f %8.3f\n", op.c_str(), dtype.c_str(), bytes / 1e9, ms,
-              bytes / ms / 1e6, bytes / copy_ms / 1e6, copy_ms / ms);
+  std::printf("%-34s %-12s %9.2f %9.3f %9.1f %9.1f %8.3f\n", op.c_str(), dtype.c_str(), bytes / 1e9,
+              ms, bytes / ms / 1e6, bytes / copy_ms / 1e6, copy_ms / ms);
   std::fflush(stdout);
 }
 
@@ -153,10 +155,10 @@ template <class T>
 void run_type(const options& o, const buffers& b, const char* dtype) {
   const std::size_t rows = o.rows, cols = o.cols, n = rows * cols;
   const double s = sizeof(T);
-  T* ab = reinterpret_cast<T*>(b.big[0]);   // 2n: packed input, or a and b
-  T* dab = reinterpret_cast<T*>(b.big[1]);  // 2n: packed gradient, or da and db
-  T* y = reinterpret_cast<T*>(b.small[0]);  // n
-  T* dy = reinterpret_cast<T*>(b.small[1]); // n
+  T* ab = reinterpret_cast<T*>(b.big[0]);    // 2n: packed input, or a and b
+  T* dab = reinterpret_cast<T*>(b.big[1]);   // 2n: packed gradient, or da and db
+  T* y = reinterpret_cast<T*>(b.small[0]);   // n
+  T* dy = reinterpret_cast<T*>(b.small[1]);  // n
   T* a = ab;
   T* bb = ab + n;
   fill(ab, 2 * n, 1);
@@ -168,7 +170,8 @@ void run_type(const options& o, const buffers& b, const char* dtype) {
   };
   const cuact::silu silu{};
   // ---- SwiGLU ----
-  row("swiglu fwd (separate a, b)", 3 * n * s, [&] { BENCH_CHECK(cuact::gated_forward(silu, a, bb, y, n)); });
+  row("swiglu fwd (separate a, b)", 3 * n * s,
+      [&] { BENCH_CHECK(cuact::gated_forward(silu, a, bb, y, n)); });
   row("swiglu fwd unfused (2 passes)", 5 * n * s, [&] {
     BENCH_CHECK(cuact::forward(silu, a, y, n));
     BENCH_CHECK(cuact::transform(multiply{}, cuact::outputs(y), n, cuact::inputs<T, T>(y, bb)));
@@ -185,11 +188,13 @@ void run_type(const options& o, const buffers& b, const char* dtype) {
   T* dbias = bias - cols;
   fill(bias, cols, 3);
   const double bias_bytes = cols * s;
-  row("gelu fwd alone (cuact::forward)", 2 * n * s, [&] { BENCH_CHECK(cuact::forward(cuact::gelu{}, x, y, n)); });
+  row("gelu fwd alone (cuact::forward)", 2 * n * s,
+      [&] { BENCH_CHECK(cuact::forward(cuact::gelu{}, x, y, n)); });
   row("bias+gelu fwd", 2 * n * s + bias_bytes,
       [&] { BENCH_CHECK(cuact::bias_forward(cuact::gelu{}, x, bias, y, rows, cols)); });
   row("bias+gelu fwd unfused (2 passes)", 4 * n * s + bias_bytes, [&] {
-    BENCH_CHECK(cuact::transform(add_bias<T>{bias, cols}, cuact::outputs(y), n, cuact::inputs<T>(x)));
+    BENCH_CHECK(
+        cuact::transform(add_bias<T>{bias, cols}, cuact::outputs(y), n, cuact::inputs<T>(x)));
     BENCH_CHECK(cuact::forward(cuact::gelu{}, y, y, n));
   });
   void* workspace = dab;  // partial sums: well inside the first half of the gradient buffer
@@ -201,7 +206,8 @@ void run_type(const options& o, const buffers& b, const char* dtype) {
   });
   // ---- compose: x * sigmoid(1.702 x) ----
   const auto quick = cuact::compose(cuact::linear{1 / 1.702}, cuact::affine(silu, 1.702));
-  row("x*sigmoid(1.702x) composed", 2 * n * s, [&] { BENCH_CHECK(cuact::forward(quick, x, y, n)); });
+  row("x*sigmoid(1.702x) composed", 2 * n * s,
+      [&] { BENCH_CHECK(cuact::forward(quick, x, y, n)); });
   row("x*sigmoid(1.702x) separate (3 passes)", 7 * n * s, [&] {
     BENCH_CHECK(cuact::forward(cuact::linear{1.702}, x, y, n));
     BENCH_CHECK(cuact::forward(cuact::sigmoid{}, y, y, n));
@@ -218,11 +224,13 @@ void run_casts(const options& o, const buffers& b) {
   auto* bf = reinterpret_cast<__nv_bfloat16*>(b.big[1]);
   auto* e4 = reinterpret_cast<__nv_fp8_e4m3*>(b.small[0]);
   float* amax = reinterpret_cast<float*>(b.small[1]);
-  const auto row = [&](const std::string& op, const char* dtype, double bytes, const std::function<void()>& run) {
+  const auto row = [&](const std::string& op, const char* dtype, double bytes,
+                       const std::function<void()>& run) {
     const float ms = time_ms(run, o.reps);
     report(op, dtype, bytes, ms, memcpy_ms(b, bytes, o.reps));
   };
-  row("silu cast", "fp32->bf16", 6.0 * n, [&] { BENCH_CHECK(cuact::forward_cast(cuact::silu{}, x, bf, n)); });
+  row("silu cast", "fp32->bf16", 6.0 * n,
+      [&] { BENCH_CHECK(cuact::forward_cast(cuact::silu{}, x, bf, n)); });
   row("gelu quantize + amax", "fp32->e4m3", 5.0 * n + 8,
       [&] { BENCH_CHECK(cuact::forward_quantize(cuact::gelu{}, x, e4, n, 4.0f, amax)); });
   row("gelu quantize unfused (2 passes)", "fp32->e4m3", 13.0 * n, [&] {
@@ -238,10 +246,14 @@ int main(int argc, char** argv) {
   options o;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--rows" && i + 1 < argc) o.rows = std::strtoull(argv[++i], nullptr, 10);
-    else if (arg == "--cols" && i + 1 < argc) o.cols = std::strtoull(argv[++i], nullptr, 10);
-    else if (arg == "--reps" && i + 1 < argc) o.reps = std::atoi(argv[++i]);
-    else if (arg == "--quick") o.rows = 256;
+    if (arg == "--rows" && i + 1 < argc)
+      o.rows = std::strtoull(argv[++i], nullptr, 10);
+    else if (arg == "--cols" && i + 1 < argc)
+      o.cols = std::strtoull(argv[++i], nullptr, 10);
+    else if (arg == "--reps" && i + 1 < argc)
+      o.reps = std::atoi(argv[++i]);
+    else if (arg == "--quick")
+      o.rows = 256;
     else {
       std::printf("usage: cuact_bench_fused [--rows R] [--cols C] [--reps N] [--quick]\n");
       return arg == "--help" ? 0 : 2;

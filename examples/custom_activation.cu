@@ -12,9 +12,13 @@
 struct leaky_relu {
   float slope = 0.01f;
   template <class C>
-  __host__ __device__ C operator()(C x) const { return x > C(0) ? x : C(slope) * x; }
+  __host__ __device__ C operator()(C x) const {
+    return x > C(0) ? x : C(slope) * x;
+  }
   template <class C>  // optional: enables cuact::backward
-  __host__ __device__ C derivative(C x) const { return x > C(0) ? C(1) : C(slope); }
+  __host__ __device__ C derivative(C x) const {
+    return x > C(0) ? C(1) : C(slope);
+  }
 };
 // example-end custom-activation
 
@@ -47,8 +51,9 @@ int main() {
     const float expected_dx = __half2float(__float2half(xi > 0 ? 0.5f : 0.5f * 0.1f));
     wrong += __half2float(y[i]) != expected_y || __half2float(dx[i]) != expected_dx;
   }
-  std::printf("custom_activation: leaky relu (slope 0.1) forward and backward over %zu halves, %zu wrong\n", n,
-              wrong);
+  std::printf(
+      "custom_activation: leaky relu (slope 0.1) forward and backward over %zu halves, %zu wrong\n",
+      n, wrong);
   cudaFree(d_x);
   cudaFree(d_y);
   cudaFree(d_dy);

@@ -15,11 +15,12 @@ inline void require_gpu(const char* example) {
   }
 }
 
-#define EXAMPLE_CHECK(call)                                                                   \
-  do {                                                                                        \
-    const cudaError_t status_ = (call);                                                       \
-    if (status_ != cudaSuccess) {                                                             \
-      std::printf("%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(status_)); \
-      std::exit(1);                                                                           \
-    }                                                                                         \
+#define EXAMPLE_CHECK(call)                                            \
+  do {                                                                 \
+    const cudaError_t status_ = (call);                                \
+    if (status_ != cudaSuccess) {                                      \
+      std::printf("%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, \
+                  cudaGetErrorString(status_));                        \
+      std::exit(1);                                                    \
+    }                                                                  \
   } while (0)

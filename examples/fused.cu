@@ -13,7 +13,8 @@ int main() {
   require_gpu("fused");
   const std::size_t rows = 64, cols = 1000;
   std::vector<float> ab(rows * 2 * cols), dy(rows * cols), bias(cols);
-  for (std::size_t i = 0; i < ab.size(); ++i) ab[i] = std::sin(0.37f * static_cast<float>(i)) * 3.0f;
+  for (std::size_t i = 0; i < ab.size(); ++i)
+    ab[i] = std::sin(0.37f * static_cast<float>(i)) * 3.0f;
   for (std::size_t i = 0; i < dy.size(); ++i) dy[i] = std::cos(0.11f * static_cast<float>(i));
   for (std::size_t c = 0; c < cols; ++c) bias[c] = 0.01f * static_cast<float>(c % 17) - 0.08f;
   float *d_ab = nullptr, *d_dy = nullptr, *d_out = nullptr, *d_dab = nullptr, *d_bias = nullptr,
@@ -38,11 +39,13 @@ int main() {
   EXAMPLE_CHECK(cuact::gated_backward_packed(cuact::silu{}, d_ab, d_dy, d_dab, rows, cols));
   // bias + GELU, and its backward with dbias = column sums of dx (deterministic)
   EXAMPLE_CHECK(cuact::bias_forward(cuact::gelu{}, d_ab, d_bias, d_out, rows, cols));
-  EXAMPLE_CHECK(cuact::bias_backward(cuact::gelu{}, d_ab, d_bias, d_dy, d_dab, d_dbias, rows, cols));
+  EXAMPLE_CHECK(
+      cuact::bias_backward(cuact::gelu{}, d_ab, d_bias, d_dy, d_dab, d_dbias, rows, cols));
   // GELU to fp8 e4m3 with a scale; *amax = max |gelu(x)| for the next scale
   EXAMPLE_CHECK(cuact::forward_quantize(cuact::gelu{}, d_ab, d_fp8, rows * cols, 64.0f, d_amax));
   // x * sigmoid(1.702 x) in one pass: compose and affine make a new activation
-  const auto quick_gelu = cuact::compose(cuact::linear{1 / 1.702}, cuact::affine(cuact::silu{}, 1.702));
+  const auto quick_gelu =
+      cuact::compose(cuact::linear{1 / 1.702}, cuact::affine(cuact::silu{}, 1.702));
   EXAMPLE_CHECK(cuact::forward(quick_gelu, d_ab, d_out, rows * cols));
   // example-end fused
 
@@ -65,11 +68,13 @@ int main() {
     gelu_max = std::fmax(gelu_max, std::fabs(x * 0.5 * std::erfc(-x / std::sqrt(2.0))));
   }
   for (std::size_t c = 0; c < cols; ++c) {
-    worst_dbias = std::fmax(worst_dbias, std::fabs(dbias[c] - sums[c]) / (std::fabs(sums[c]) + 1e-3));
+    worst_dbias =
+        std::fmax(worst_dbias, std::fabs(dbias[c] - sums[c]) / (std::fabs(sums[c]) + 1e-3));
   }
   const double amax_error = std::fabs(amax[0] - gelu_max) / gelu_max;
-  std::printf("fused: %zu x %zu, worst relative error %.2e (quick gelu, dx), dbias %.2e, amax %.2e\n", rows,
-              cols, worst, worst_dbias, amax_error);
+  std::printf(
+      "fused: %zu x %zu, worst relative error %.2e (quick gelu, dx), dbias %.2e, amax %.2e\n", rows,
+      cols, worst, worst_dbias, amax_error);
   cudaFree(d_ab);
   cudaFree(d_dab);
   cudaFree(d_dy);

@@ -26,12 +26,15 @@ int main() {
   double worst = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const double x = __bfloat162float(host[i]);
-    const double expected = x > 0 ? cuact::selu::scale * x : cuact::selu::scale * cuact::selu::alpha * std::expm1(x);
-    const double error = std::fabs(__bfloat162float(result[i]) - expected) / (std::fabs(expected) + 1e-30);
+    const double expected =
+        x > 0 ? cuact::selu::scale * x : cuact::selu::scale * cuact::selu::alpha * std::expm1(x);
+    const double error =
+        std::fabs(__bfloat162float(result[i]) - expected) / (std::fabs(expected) + 1e-30);
     worst = error > worst ? error : worst;
   }
-  std::printf("in_place: selu over %zu bf16 values in place, worst relative error %.2e (bf16 ulp 7.8e-3)\n", n,
-              worst);
+  std::printf(
+      "in_place: selu over %zu bf16 values in place, worst relative error %.2e (bf16 ulp 7.8e-3)\n",
+      n, worst);
   cudaFree(data);
   return worst <= 7.8125e-3 ? 0 : 1;
 }

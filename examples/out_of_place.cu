@@ -20,7 +20,7 @@ int main() {
   EXAMPLE_CHECK(cudaMalloc(&out, n * sizeof(float)));
   EXAMPLE_CHECK(cudaMemcpy(in, host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
 
-  cudaStream_t stream = nullptr;  // or your own stream
+  cudaStream_t stream = nullptr;                                           // or your own stream
   cudaError_t status = cuact::forward(cuact::relu{}, in, out, n, stream);  // out = relu(in)
   if (status != cudaSuccess) {  // bad arguments are reported here, before any launch
     std::printf("cuact::forward: %s\n", cudaGetErrorString(status));
@@ -35,7 +35,8 @@ int main() {
     const float expected = std::isnan(host[i]) ? host[i] : (host[i] > 0 ? host[i] : 0.0f);
     wrong += !(result[i] == expected || (std::isnan(result[i]) && std::isnan(expected)));
   }
-  std::printf("out_of_place: relu over %zu floats, %zu wrong, relu(NaN) = %f\n", n, wrong, result[3]);
+  std::printf("out_of_place: relu over %zu floats, %zu wrong, relu(NaN) = %f\n", n, wrong,
+              result[3]);
   cudaFree(in);
   cudaFree(out);
   return wrong == 0 ? 0 : 1;

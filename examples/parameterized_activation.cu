@@ -37,11 +37,11 @@ int main() {
   // Parameters are public members, named, ordered and defaulted as in torch.nn.functional:
   // F.softplus(x, beta=2.0, threshold=10.0) and F.elu(x, alpha=0.5).
   const cuact::softplus softplus{2.0, 10.0};
-  EXAMPLE_CHECK(cuact::forward(softplus, x, y, n));          // y = softplus(x)
-  EXAMPLE_CHECK(cuact::backward(softplus, x, dy, dx, n));    // dx = dy * softplus'(x)
+  EXAMPLE_CHECK(cuact::forward(softplus, x, y, n));        // y = softplus(x)
+  EXAMPLE_CHECK(cuact::backward(softplus, x, dy, dx, n));  // dx = dy * softplus'(x)
 
   const cuact::elu elu{0.5};
-  EXAMPLE_CHECK(cuact::forward(elu, x, n));                  // x = elu(x), in place
+  EXAMPLE_CHECK(cuact::forward(elu, x, n));                       // x = elu(x), in place
   EXAMPLE_CHECK(cuact::backward_from_output(elu, x, dy, dy, n));  // dy *= elu'(x), from elu(x)
   // example-end parameterized
 
@@ -62,8 +62,10 @@ int main() {
     wrong += !within_one_ulp(sp[i], sp_ref) + !within_one_ulp(sp_grad[i], sp_grad_ref) +
              !within_one_ulp(e[i], elu_ref) + !within_one_ulp(e_grad[i], elu_grad_ref);
   }
-  std::printf("parameterized_activation: softplus(beta=2, threshold=10) and elu(alpha=0.5), forward "
-              "and backward over %zu bf16 values, %zu outside 1 ulp\n", n, wrong);
+  std::printf(
+      "parameterized_activation: softplus(beta=2, threshold=10) and elu(alpha=0.5), forward "
+      "and backward over %zu bf16 values, %zu outside 1 ulp\n",
+      n, wrong);
   for (auto* p : {x, y, dy, dx}) cudaFree(p);
   return wrong == 0 ? 0 : 1;
 }

@@ -26,8 +26,9 @@ int main() {
   EXAMPLE_CHECK(cudaMemcpy(grad, dy.data(), n * sizeof(float), cudaMemcpyHostToDevice));
 
   // example-begin training-step
-  EXAMPLE_CHECK(cuact::forward(cuact::selu{}, act, n));                           // act = selu(x), x is gone
-  EXAMPLE_CHECK(cuact::backward_from_output(cuact::selu{}, act, grad, grad, n));  // grad = dy * selu'(x)
+  EXAMPLE_CHECK(cuact::forward(cuact::selu{}, act, n));  // act = selu(x), x is gone
+  EXAMPLE_CHECK(
+      cuact::backward_from_output(cuact::selu{}, act, grad, grad, n));  // grad = dy * selu'(x)
   // example-end training-step
 
   std::vector<float> dx(n);
@@ -49,8 +50,10 @@ int main() {
   std::size_t wrong = 0;
   for (std::size_t i = 0; i < n; ++i) wrong += dx[i] != (x[i] > 0 ? dy[i] : 0.0f);
 
-  std::printf("training_step: selu in place + backward_from_output over %zu floats, worst relative error %.2e; "
-              "relu mask backward %zu wrong\n", n, worst, wrong);
+  std::printf(
+      "training_step: selu in place + backward_from_output over %zu floats, worst relative error %.2e; "
+      "relu mask backward %zu wrong\n",
+      n, worst, wrong);
   cudaFree(act);
   cudaFree(grad);
   cudaFree(mask);

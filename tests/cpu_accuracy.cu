@@ -20,12 +20,14 @@ using namespace cuact_test;
 
 // Parameters are aggregate-initialized in PyTorch's order, from double literals without narrowing.
 static_assert(cuact::elu{0.5}.alpha == 0.5);
-static_assert(cuact::softplus{2.0, 10.0}.beta == 2.0 && cuact::softplus{2.0, 10.0}.threshold == 10.0);
+static_assert(cuact::softplus{2.0, 10.0}.beta == 2.0 &&
+              cuact::softplus{2.0, 10.0}.threshold == 10.0);
 static_assert(cuact::softplus{}.beta == 1.0 && cuact::softplus{}.threshold == 20.0);
 static_assert(cuact::hardtanh{}.min_val == -1.0 && cuact::hardtanh{}.max_val == 1.0);
 static_assert(cuact::leaky_relu{}.negative_slope == 0.01 && cuact::celu{}.alpha == 1.0);
 static_assert(cuact::softshrink{}.lambd == 0.5 && cuact::hardshrink{}.lambd == 0.5);
-static_assert(cuact::threshold{0.5, 2.0}.threshold == 0.5 && cuact::threshold{0.5, 2.0}.value == 2.0);
+static_assert(cuact::threshold{0.5, 2.0}.threshold == 0.5 &&
+              cuact::threshold{0.5, 2.0}.value == 2.0);
 
 namespace {
 
@@ -103,7 +105,8 @@ TEST_CASE("derivatives agree with centered finite differences (double)", "[cpu][
         const double x = row.domain_low + (row.domain_high - row.domain_low) * unit();
         bool near_kink = false;
         for (int k = 0; k < row.kink.count; ++k) {
-          near_kink |= std::fabs(x - row.kink.at[k]) < 1e-3 * std::max(1.0, std::fabs(row.kink.at[k]));
+          near_kink |=
+              std::fabs(x - row.kink.at[k]) < 1e-3 * std::max(1.0, std::fabs(row.kink.at[k]));
         }
         // softplus switches branches at x beta = threshold: its kink; below 1e-300 nothing to see
         if (near_kink) continue;
@@ -112,9 +115,11 @@ TEST_CASE("derivatives agree with centered finite differences (double)", "[cpu][
         const double reference = static_cast<double>(row.derivative(x));
         const double policy = op(x, 1.0);
         const double bound = 1e-6 * (1 + std::fabs(fd));
-        if ((std::fabs(fd - reference) > bound || std::fabs(fd - policy) > bound) && failures++ < 3) {
-          INFO(row.name << ": x = " << x << ", finite difference " << fd << ", reference derivative "
-                        << reference << ", policy derivative " << policy);
+        if ((std::fabs(fd - reference) > bound || std::fabs(fd - policy) > bound) &&
+            failures++ < 3) {
+          INFO(row.name << ": x = " << x << ", finite difference " << fd
+                        << ", reference derivative " << reference << ", policy derivative "
+                        << policy);
           CHECK(false);
         }
       }

@@ -32,7 +32,9 @@ template <class T>
 class guarded {
  public:
   guarded(std::size_t n, std::size_t offset)
-      : n_(n), bytes_(512 + (n + offset) * sizeof(T) + 256), storage_(new unsigned char[bytes_ + 256]) {
+      : n_(n),
+        bytes_(512 + (n + offset) * sizeof(T) + 256),
+        storage_(new unsigned char[bytes_ + 256]) {
     base_ = storage_.get() + (256 - reinterpret_cast<std::uintptr_t>(storage_.get()) % 256) + 256;
     std::memset(storage_.get(), 0xA5, bytes_ + 256);
     data_ = reinterpret_cast<T*>(base_ + offset * sizeof(T));
@@ -40,7 +42,8 @@ class guarded {
   T* get() const { return data_; }
   bool intact() const {
     const unsigned char* end = reinterpret_cast<const unsigned char*>(data_ + n_);
-    for (const unsigned char* p = base_ - 256; p < reinterpret_cast<const unsigned char*>(data_); ++p) {
+    for (const unsigned char* p = base_ - 256; p < reinterpret_cast<const unsigned char*>(data_);
+         ++p) {
       if (*p != 0xA5) return false;
     }
     for (const unsigned char* p = end; p < end + 256; ++p) {
@@ -61,7 +64,8 @@ class guarded {
 // ---- composition ----------------------------------------------------------------------------
 
 TEST_CASE("fused: compose, affine and linear by the chain rule", "[cpu][fused]") {
-  const auto quick_gelu = cuact::compose(cuact::linear{1 / 1.702}, cuact::affine(cuact::silu{}, 1.702));
+  const auto quick_gelu =
+      cuact::compose(cuact::linear{1 / 1.702}, cuact::affine(cuact::silu{}, 1.702));
   static_assert(cuact::is_heavy_v<decltype(quick_gelu)>);
   static_assert(cuact::has_derivative_v<decltype(quick_gelu)>);
   static_assert(!cuact::has_derivative_from_output_v<decltype(quick_gelu)>);
@@ -79,7 +83,8 @@ TEST_CASE("fused: compose, affine and linear by the chain rule", "[cpu][fused]")
     const float xf = static_cast<float>(x);
     // in float: alpha * x rounded to float first (the input is then exact for silu)
     const double u = static_cast<double>(static_cast<float>(1.702) * xf);
-    const double want = static_cast<double>(static_cast<float>(1 / 1.702)) * (u / (1 + std::exp(-u)));
+    const double want =
+        static_cast<double>(static_cast<float>(1 / 1.702)) * (u / (1 + std::exp(-u)));
     CHECK(close_to(quick_gelu(xf), want, 8, 1e-37));
   }
   // affine: alpha * act'(alpha x + beta); from the output for relu; a selection stays a selection
@@ -88,7 +93,8 @@ TEST_CASE("fused: compose, affine and linear by the chain rule", "[cpu][fused]")
   CHECK(shifted(0.25) == 0.5);
   CHECK(shifted.derivative(0.25) == -2.0);
   CHECK(shifted.derivative_from_output(0.5) == -2.0);
-  CHECK(shifted.gradient(std::numeric_limits<double>::infinity(), 1.0) == 0.0);  // relu's selection: not inf * 0
+  CHECK(shifted.gradient(std::numeric_limits<double>::infinity(), 1.0) ==
+        0.0);  // relu's selection: not inf * 0
   const auto doubled_relu = cuact::compose(cuact::linear{2.0}, cuact::relu{});
   CHECK(doubled_relu.gradient(std::numeric_limits<double>::infinity(), -1.0) == 0.0);
   CHECK(doubled_relu.gradient(1.5, 1.0) == 3.0);
@@ -135,21 +141,24 @@ TEMPLATE_TEST_CASE("fused: gated and bias ops against float64 with special value
     const double upstream = in_compute<T>(dyd * bd);
     const double da_ref = upstream * dsilu_a;
     const T da_t = from_compute<T>(da), db_t = from_compute<T>(db);
-    expect(close_to(da_t, da_ref, ulps, 4 * epsilon<T>() * std::fabs(upstream)), "swiglu da", i, da_t, da_ref);
+    expect(close_to(da_t, da_ref, ulps, 4 * epsilon<T>() * std::fabs(upstream)), "swiglu da", i,
+           da_t, da_ref);
     expect(close_to(db_t, dyd * silu_a, ulps), "swiglu db", i, db_t, dyd * silu_a);
     // ReGLU backward: a selection, so inf * 0 never arises where a <= 0
     const auto [rda, rdb] = reglu_grad(ac, bc, dyc);
     const T rda_t = from_compute<T>(rda), rdb_t = from_compute<T>(rdb);
     const double rda_ref = ad > 0 ? upstream : 0.0;
     expect(close_to(rda_t, rda_ref, 0.5), "reglu da", i, rda_t, rda_ref);
-    expect(close_to(rdb_t, dyd * cuact::relu{}(ad), 0.5), "reglu db", i, rdb_t, dyd * cuact::relu{}(ad));
+    expect(close_to(rdb_t, dyd * cuact::relu{}(ad), 0.5), "reglu db", i, rdb_t,
+           dyd * cuact::relu{}(ad));
     // bias + gelu: gelu(x + bias), the sum rounded to C
     const double h = in_compute<T>(ad + bd);
     const T bg = from_compute<T>(bias_gelu(ac, bc));
     expect(close_to(bg, cuact::gelu{}(h), ulps), "bias gelu", i, bg, cuact::gelu{}(h));
     const T bgd = from_compute<T>(bias_gelu_grad(ac, bc, dyc));
     const double bgd_ref = dyd * in_compute<T>(cuact::gelu{}.derivative(h));
-    expect(close_to(bgd, bgd_ref, ulps, 4 * epsilon<T>() * std::fabs(dyd)), "bias gelu dx", i, bgd, bgd_ref);
+    expect(close_to(bgd, bgd_ref, ulps, 4 * epsilon<T>() * std::fabs(dyd)), "bias gelu dx", i, bgd,
+           bgd_ref);
   }
   CHECK(bad == 0);
 }
@@ -160,9 +169,11 @@ TEST_CASE("fused: cast and quantize ops against float64", "[cpu][fused]") {
   std::size_t bad = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const double ref = cuact::silu{}(static_cast<double>(x[i]));
-    const __nv_bfloat16 cast = from_compute<__nv_bfloat16>(cuact::forward_op<cuact::silu, __nv_bfloat16>{{}, {}}(x[i]));
+    const __nv_bfloat16 cast =
+        from_compute<__nv_bfloat16>(cuact::forward_op<cuact::silu, __nv_bfloat16>{{}, {}}(x[i]));
     bad += !close_to(cast, ref, 1.5);
-    const __half cast_half = from_compute<__half>(cuact::forward_op<cuact::silu, __half>{{}, {}}(x[i]));
+    const __half cast_half =
+        from_compute<__half>(cuact::forward_op<cuact::silu, __half>{{}, {}}(x[i]));
     bad += !close_to(cast_half, ref, 1.5);
     // fp8: saturating; within one e4m3 / e5m2 ulp of the scaled reference
     float local = 0;
@@ -178,8 +189,10 @@ TEST_CASE("fused: cast and quantize ops against float64", "[cpu][fused]") {
       const double e4_max = 448;
       const double want = std::fabs(scaled) > e4_max ? std::copysign(e4_max, scaled) : scaled;
       const double got = to_double(e4);
-      bad += std::fabs(got - want) > ulp_of<__nv_fp8_e4m3>(std::fmin(std::fabs(want), e4_max)) + 1e-3 * std::fabs(want);
-      bad += std::isfinite(gref) && std::fabs(local - std::fabs(gref)) > 1e-2 * std::fabs(gref) + 1e-30;
+      bad += std::fabs(got - want) >
+             ulp_of<__nv_fp8_e4m3>(std::fmin(std::fabs(want), e4_max)) + 1e-3 * std::fabs(want);
+      bad += std::isfinite(gref) &&
+             std::fabs(local - std::fabs(gref)) > 1e-2 * std::fabs(gref) + 1e-30;
     }
     const cuact::detail::amax_op<cuact::relu, __nv_fp8_e5m2> q5{{}, {}, 1.0f, &local};
     const __nv_fp8_e5m2 e5 = from_compute<__nv_fp8_e5m2>(q5(x[i]));
@@ -228,14 +241,16 @@ TEMPLATE_TEST_CASE("fused: packed GLU and bias rows under simulated grids", "[cp
                    __nv_bfloat16, double) {
   using T = TestType;
   using U = std::conditional_t<std::is_same_v<T, float>, __nv_bfloat16, T>;  // fp32 -> bf16 output
-  constexpr int V = cuact::detail::resolve_width<cuact::auto_width, cuact::detail::max_size_of<T, U>()>();
+  constexpr int V =
+      cuact::detail::resolve_width<cuact::auto_width, cuact::detail::max_size_of<T, U>()>();
   std::size_t cases = 0;
   for (std::size_t rows : {1, 2, 5}) {
     for (std::size_t cols : {1, 2, 3, 4, 7, 8, 9, 16, 33, 64}) {
       for (std::size_t offset_in : {0, 1, 3}) {
         for (std::size_t offset_out : {std::size_t(0), offset_in}) {
           for (const cuact::gate_half half : {cuact::gate_half::first, cuact::gate_half::second}) {
-            CAPTURE(type_name<T>(), rows, cols, offset_in, offset_out, half == cuact::gate_half::first);
+            CAPTURE(type_name<T>(), rows, cols, offset_in, offset_out,
+                    half == cuact::gate_half::first);
             ++cases;
             // ---- packed forward: out[r, c] = silu(a) * b ----
             guarded<T> ab(rows * 2 * cols, offset_in);
@@ -273,7 +288,8 @@ TEMPLATE_TEST_CASE("fused: packed GLU and bias rows under simulated grids", "[cp
                 for (std::size_t r = 0; r < rows; ++r) {
                   for (std::size_t c = 0; c < cols; ++c) {
                     const T* row = ab.get() + r * 2 * cols;
-                    const U want = from_compute<U>(op(to_compute(row[a_at + c]), to_compute(row[b_at + c])));
+                    const U want =
+                        from_compute<U>(op(to_compute(row[a_at + c]), to_compute(row[b_at + c])));
                     REQUIRE(same_result(out.get()[r * cols + c], want));
                   }
                 }
@@ -291,7 +307,8 @@ TEMPLATE_TEST_CASE("fused: packed GLU and bias rows under simulated grids", "[cp
               const std::size_t pitch = 2 * cols;
               const auto pb = cuact::detail::make_rows_params<V>(
                   g, cuact::outputs(dab + a_at, dab + b_at), {pitch, pitch}, rows, cols,
-                  cuact::inputs<T, T, T>(x.get() + a_at, x.get() + b_at, dy.get()), {pitch, pitch, cols});
+                  cuact::inputs<T, T, T>(x.get() + a_at, x.get() + b_at, dy.get()),
+                  {pitch, pitch, cols});
               std::size_t r_a = 0, r_b = 0, r_dy = 0, r_da = 0, r_db = 0;
               simulate_rows(
                   pb, 2, thread_counts(cols, V)[3],
@@ -299,8 +316,10 @@ TEMPLATE_TEST_CASE("fused: packed GLU and bias rows under simulated grids", "[cp
                     r_a = log.add_region(x.get() + r * pitch + a_at, cols * sizeof(T));
                     r_b = log.add_region(x.get() + r * pitch + b_at, cols * sizeof(T));
                     r_dy = log.add_region(dy.get() + r * cols, cols * sizeof(T));
-                    r_da = in_place ? r_a : log.add_region(dab + r * pitch + a_at, cols * sizeof(T));
-                    r_db = in_place ? r_b : log.add_region(dab + r * pitch + b_at, cols * sizeof(T));
+                    r_da =
+                        in_place ? r_a : log.add_region(dab + r * pitch + a_at, cols * sizeof(T));
+                    r_db =
+                        in_place ? r_b : log.add_region(dab + r * pitch + b_at, cols * sizeof(T));
                   },
                   [&](access_log& log, std::size_t) {
                     INFO((log.errors().empty() ? std::string() : log.errors().front()));
@@ -317,8 +336,9 @@ TEMPLATE_TEST_CASE("fused: packed GLU and bias rows under simulated grids", "[cp
               REQUIRE(dab_storage.intact());
               for (std::size_t r = 0; r < rows; ++r) {
                 for (std::size_t c = 0; c < cols; ++c) {
-                  const auto [da, db] = g(to_compute(x0[r * pitch + a_at + c]), to_compute(x0[r * pitch + b_at + c]),
-                                          to_compute(dy.get()[r * cols + c]));
+                  const auto [da, db] =
+                      g(to_compute(x0[r * pitch + a_at + c]), to_compute(x0[r * pitch + b_at + c]),
+                        to_compute(dy.get()[r * cols + c]));
                   REQUIRE(same_result(dab[r * pitch + a_at + c], from_compute<T>(da)));
                   REQUIRE(same_result(dab[r * pitch + b_at + c], from_compute<T>(db)));
                 }
@@ -352,7 +372,8 @@ TEMPLATE_TEST_CASE("fused: packed GLU and bias rows under simulated grids", "[cp
               REQUIRE(y.intact());
               for (std::size_t r = 0; r < rows; ++r) {
                 for (std::size_t c = 0; c < cols; ++c) {
-                  const U want = from_compute<U>(bop(to_compute(x.get()[r * cols + c]), to_compute(bias.get()[c])));
+                  const U want = from_compute<U>(
+                      bop(to_compute(x.get()[r * cols + c]), to_compute(bias.get()[c])));
                   REQUIRE(same_result(y.get()[r * cols + c], want));
                 }
               }
@@ -380,18 +401,21 @@ TEMPLATE_TEST_CASE("fused: bias backward stages under simulated grids", "[cpu][f
         guarded<T> x(n, offset), dy(n, offset), dx(n, offset), bias(cols, offset);
         for (std::size_t i = 0; i < n; ++i) {
           // finite values in [-4, 4): the sums stay finite, so the order check is meaningful
-          x.get()[i] = round_to<T>(std::ldexp(static_cast<double>(mix64(i * 3 + 1) % 4096) - 2048, -9));
-          dy.get()[i] = round_to<T>(std::ldexp(static_cast<double>(mix64(i * 5 + 2) % 4096) - 2048, -9));
+          x.get()[i] =
+              round_to<T>(std::ldexp(static_cast<double>(mix64(i * 3 + 1) % 4096) - 2048, -9));
+          dy.get()[i] =
+              round_to<T>(std::ldexp(static_cast<double>(mix64(i * 5 + 2) % 4096) - 2048, -9));
         }
-        for (std::size_t c = 0; c < cols; ++c) bias.get()[c] = round_to<T>(0.25 * static_cast<double>(c % 7) - 0.75);
+        for (std::size_t c = 0; c < cols; ++c)
+          bias.get()[c] = round_to<T>(0.25 * static_cast<double>(c % 7) - 0.75);
         const cuact::bias_gradient_op<cuact::gelu, T> op{{}, {}};
         // a small thread target forces several chunks even for these small shapes
         const cuact::detail::row_chunks chunks = cuact::detail::bias_gradient_chunks(rows, cols, V);
         REQUIRE(chunks.chunks * chunks.rows_per_chunk >= rows);
         REQUIRE((chunks.chunks - 1) * chunks.rows_per_chunk < rows);
         std::vector<A> partial(chunks.chunks * cols);
-        auto p = cuact::detail::make_bias_gradient_params<V>(op, x.get(), bias.get(), dy.get(), dx.get(),
-                                                             partial.data(), rows, cols);
+        auto p = cuact::detail::make_bias_gradient_params<V>(op, x.get(), bias.get(), dy.get(),
+                                                             dx.get(), partial.data(), rows, cols);
         for (std::size_t per_chunk : {chunks.rows_per_chunk, std::size_t(1), std::size_t(3)}) {
           p.rows_per_chunk = per_chunk;  // any chunking is correct; the entry's is shape-only
           const std::size_t chunk_count = (rows + per_chunk - 1) / per_chunk;
@@ -401,9 +425,12 @@ TEMPLATE_TEST_CASE("fused: bias backward stages under simulated grids", "[cpu][f
             for (std::size_t k = 0; k < chunk_count; ++k) {
               access_log log;
               const std::size_t first = k * per_chunk, end = std::min(rows, first + per_chunk);
-              const std::size_t r_x = log.add_region(x.get() + first * cols, (end - first) * cols * sizeof(T));
-              const std::size_t r_dy = log.add_region(dy.get() + first * cols, (end - first) * cols * sizeof(T));
-              const std::size_t r_dx = log.add_region(dx.get() + first * cols, (end - first) * cols * sizeof(T));
+              const std::size_t r_x =
+                  log.add_region(x.get() + first * cols, (end - first) * cols * sizeof(T));
+              const std::size_t r_dy =
+                  log.add_region(dy.get() + first * cols, (end - first) * cols * sizeof(T));
+              const std::size_t r_dx =
+                  log.add_region(dx.get() + first * cols, (end - first) * cols * sizeof(T));
               const std::size_t r_b = log.add_region(bias.get(), cols * sizeof(T));
               const std::size_t r_p = log.add_region(partial.data() + k * cols, cols * sizeof(A));
               for (std::size_t t = 0; t < threads; ++t) {
@@ -425,8 +452,8 @@ TEMPLATE_TEST_CASE("fused: bias backward stages under simulated grids", "[cpu][f
             const std::size_t r_out = log.add_region(dbias.data(), cols * sizeof(T));
             for (std::size_t t = 0; t < 4; ++t) {
               log.set_thread(static_cast<std::int64_t>(t));
-              cuact::detail::column_sum_thread(partial.data(), chunk_count, cols, dbias.data(), t, 4,
-                                               recording_access{&log});
+              cuact::detail::column_sum_thread(partial.data(), chunk_count, cols, dbias.data(), t,
+                                               4, recording_access{&log});
             }
             REQUIRE(log.errors().empty());
             REQUIRE(log.each_byte(r_p, 1, 0));
@@ -437,7 +464,8 @@ TEMPLATE_TEST_CASE("fused: bias backward stages under simulated grids", "[cpu][f
               for (std::size_t k = 0; k < chunk_count; ++k) {
                 A chunk_sum = 0;
                 for (std::size_t r = k * per_chunk; r < std::min(rows, (k + 1) * per_chunk); ++r) {
-                  const T want = from_compute<T>(op(to_compute(x.get()[r * cols + c]), to_compute(bias.get()[c]),
+                  const T want = from_compute<T>(op(to_compute(x.get()[r * cols + c]),
+                                                    to_compute(bias.get()[c]),
                                                     to_compute(dy.get()[r * cols + c])));
                   REQUIRE(same_result(dx.get()[r * cols + c], want));
                   chunk_sum += static_cast<A>(to_compute(want));
@@ -474,7 +502,8 @@ TEST_CASE("fused: quantize body under simulated grids", "[cpu][fused]") {
       for (std::size_t i = 0; i < n; ++i) x.get()[i] = hash_value<float>(12, i);
       const float scale = 0.5f;
       const cuact::detail::amax_op<cuact::gelu, __nv_fp8_e4m3> op{{}, {}, scale, nullptr};
-      const auto p = cuact::detail::make_params<V>(op, cuact::outputs(out.get()), n, cuact::inputs(x.get()));
+      const auto p =
+          cuact::detail::make_params<V>(op, cuact::outputs(out.get()), n, cuact::inputs(x.get()));
       float want_amax = 0;
       for (std::size_t i = 0; i < n; ++i) {
         const float y = cuact::forward_op<cuact::gelu, __nv_fp8_e4m3>{{}, {}}(x.get()[i]);
@@ -487,7 +516,8 @@ TEST_CASE("fused: quantize body under simulated grids", "[cpu][fused]") {
         float amax = 0;
         for (std::size_t t = 0; t < threads; ++t) {
           log.set_thread(static_cast<std::int64_t>(t));
-          amax = std::max(amax, cuact::detail::quantize_thread(p, t, threads, recording_access{&log}));
+          amax =
+              std::max(amax, cuact::detail::quantize_thread(p, t, threads, recording_access{&log}));
         }
         REQUIRE(log.errors().empty());
         REQUIRE(log.each_byte(r_x, 1, 0));
@@ -530,19 +560,29 @@ TEST_CASE("fused: arguments rejected before any launch", "[cpu][fused]") {
   const auto invalid = cudaErrorInvalidValue;
   const std::size_t huge = std::numeric_limits<std::size_t>::max() / 2;
   // null
-  CHECK(cuact::gated_forward(cuact::silu{}, static_cast<const float*>(nullptr), q, p, 8) == invalid);
-  CHECK(cuact::gated_forward_packed(cuact::silu{}, static_cast<const float*>(nullptr), p, 2, 4) == invalid);
-  CHECK(cuact::bias_forward(cuact::gelu{}, q, static_cast<const float*>(nullptr), p, 2, 4) == invalid);
-  CHECK(cuact::bias_backward(cuact::gelu{}, q, q + 8, q + 16, p, static_cast<float*>(nullptr), 2, 4) == invalid);
-  CHECK(cuact::forward_quantize(cuact::gelu{}, q, reinterpret_cast<__nv_fp8_e4m3*>(p), 8, 1.0f, nullptr) == invalid);
+  CHECK(cuact::gated_forward(cuact::silu{}, static_cast<const float*>(nullptr), q, p, 8) ==
+        invalid);
+  CHECK(cuact::gated_forward_packed(cuact::silu{}, static_cast<const float*>(nullptr), p, 2, 4) ==
+        invalid);
+  CHECK(cuact::bias_forward(cuact::gelu{}, q, static_cast<const float*>(nullptr), p, 2, 4) ==
+        invalid);
+  CHECK(cuact::bias_backward(cuact::gelu{}, q, q + 8, q + 16, p, static_cast<float*>(nullptr), 2,
+                             4) == invalid);
+  CHECK(cuact::forward_quantize(cuact::gelu{}, q, reinterpret_cast<__nv_fp8_e4m3*>(p), 8, 1.0f,
+                                nullptr) == invalid);
   // overlap: an output over an input other than exactly, outputs over each other
   CHECK(cuact::gated_forward(cuact::silu{}, q, q + 8, const_cast<float*>(q) + 4, 8) == invalid);
   CHECK(cuact::gated_backward(cuact::silu{}, q, q + 16, q + 32, p, p + 4, 8) == invalid);
-  CHECK(cuact::gated_forward_packed(cuact::silu{}, q, const_cast<float*>(q) + 8, 2, 4) == invalid);  // out inside ab
-  CHECK(cuact::gated_backward_packed(cuact::silu{}, q, q + 16, const_cast<float*>(q) + 2, 2, 4) == invalid);
-  CHECK(cuact::bias_forward(cuact::gelu{}, q, q + 8, const_cast<float*>(q) + 8, 2, 4) == invalid);  // out over bias
-  CHECK(cuact::bias_backward(cuact::gelu{}, q, q + 8, q + 16, p, p + 4, 2, 4) == invalid);  // dbias inside dx
-  CHECK(cuact::forward_quantize(cuact::gelu{}, q, reinterpret_cast<__nv_fp8_e4m3*>(p), 8, 1.0f, p + 1) == invalid);
+  CHECK(cuact::gated_forward_packed(cuact::silu{}, q, const_cast<float*>(q) + 8, 2, 4) ==
+        invalid);  // out inside ab
+  CHECK(cuact::gated_backward_packed(cuact::silu{}, q, q + 16, const_cast<float*>(q) + 2, 2, 4) ==
+        invalid);
+  CHECK(cuact::bias_forward(cuact::gelu{}, q, q + 8, const_cast<float*>(q) + 8, 2, 4) ==
+        invalid);  // out over bias
+  CHECK(cuact::bias_backward(cuact::gelu{}, q, q + 8, q + 16, p, p + 4, 2, 4) ==
+        invalid);  // dbias inside dx
+  CHECK(cuact::forward_quantize(cuact::gelu{}, q, reinterpret_cast<__nv_fp8_e4m3*>(p), 8, 1.0f,
+                                p + 1) == invalid);
   // rows * cols overflowing size_t
   CHECK(cuact::gated_forward_packed(cuact::silu{}, q, p, huge, 2) == invalid);
   CHECK(cuact::gated_backward_packed(cuact::silu{}, q, q, p, huge / 2 + 1, 2) == invalid);
@@ -554,7 +594,8 @@ TEST_CASE("fused: arguments rejected before any launch", "[cpu][fused]") {
   CHECK(cuact::bias_forward(cuact::gelu{}, q, odd, p, 2, 4) == invalid);
   CHECK(cuact::gated_backward_packed(cuact::silu{}, odd, q, p, 2, 4) == invalid);
   // workspace too small
-  CHECK(cuact::bias_backward(cuact::gelu{}, q, q + 8, q + 16, p, p + 8, 2, 4, p + 64, 4) == invalid);
+  CHECK(cuact::bias_backward(cuact::gelu{}, q, q + 8, q + 16, p, p + 8, 2, 4, p + 64, 4) ==
+        invalid);
   // nothing to do
   CHECK(cuact::gated_forward(cuact::silu{}, q, q, p, 0) == cudaSuccess);
   CHECK(cuact::gated_forward_packed(cuact::silu{}, q, p, 0, 4) == cudaSuccess);

@@ -71,7 +71,7 @@ void relu_matrix(tally& total) {
         l.seed = ++seed;
         std::fill(std::begin(l.in_offset), std::end(l.in_offset), o);
         std::fill(std::begin(l.out_offset), std::end(l.out_offset), o);
-        run(l, all_grids);  // co-aligned: head, vectors, tail
+        run(l, all_grids);        // co-aligned: head, vectors, tail
         l.in_place = inputs - 1;  // forward over x, backward over dy
         run(l, all_grids);
         l.in_place = -1;  // one pointer at another offset: scalars only
@@ -163,19 +163,19 @@ TEST_CASE("grid simulation: several outputs and mixed element types", "[cpu][gri
   const auto selu_to_bf16 = cuact::forward_op<cuact::selu, bf16>{};
   mixed_matrix<1>(selu_to_bf16, type_list<bf16>{}, type_list<float>{}, "fp32 -> bf16 selu", total);
   mixed_matrix<2>(selu_to_bf16, type_list<bf16>{}, type_list<float>{}, "fp32 -> bf16 selu", total);
-  mixed_matrix<cuact::auto_width>(selu_to_bf16, type_list<bf16>{}, type_list<float>{}, "fp32 -> bf16 selu",
-                                  total);
+  mixed_matrix<cuact::auto_width>(selu_to_bf16, type_list<bf16>{}, type_list<float>{},
+                                  "fp32 -> bf16 selu", total);
   mixed_matrix<cuact::auto_width>(cuact::forward_op<cuact::relu, e4m3>{}, type_list<e4m3>{},
                                   type_list<float>{}, "fp32 -> fp8 e4m3 relu", total);
   mixed_matrix<8>(cuact::forward_op<cuact::relu, e5m2>{}, type_list<e5m2>{}, type_list<__half>{},
                   "fp16 -> fp8 e5m2 relu", total);
   mixed_matrix<cuact::auto_width>(cuact::gradient_op<cuact::selu, bf16>{}, type_list<bf16>{},
-                                  type_list<float, bf16>{}, "selu backward (fp32 x, bf16 dy) -> bf16",
-                                  total);
+                                  type_list<float, bf16>{},
+                                  "selu backward (fp32 x, bf16 dy) -> bf16", total);
   mixed_matrix<cuact::auto_width>(three_in_two_out{}, type_list<float, bf16>{},
                                   type_list<float, __half, bf16>{}, "3 inputs -> 2 outputs", total);
-  mixed_matrix<2>(three_in_two_out{}, type_list<double, __half>{}, type_list<double, float, float>{},
-                  "3 inputs -> 2 outputs, fp64", total);
+  mixed_matrix<2>(three_in_two_out{}, type_list<double, __half>{},
+                  type_list<double, float, float>{}, "3 inputs -> 2 outputs, fp64", total);
   total.print("grid simulation, mixed types");
   CHECK(total.failed_cases == 0);
 }
@@ -186,16 +186,26 @@ TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][l
                                                  {132, 2048, 4.9e12, 1.98e9},   // H200
                                                  {108, 2048, 2.0e12, 1.41e9},   // A100-like
                                                  {1, 1024, 1e11, 1e9}};         // tiny
-  const cuact::detail::kernel_facts kernels[] = {{16, 32}, {16, 40}, {12, 40}, {8, 56}, {4, 96}, {2, 128}, {1, 255}};
+  const cuact::detail::kernel_facts kernels[] = {{16, 32}, {16, 40}, {12, 40}, {8, 56},
+                                                 {4, 96},  {2, 128}, {1, 255}};
   const cost_hint hints[] = {cost_hint::estimate, cost_hint::light, cost_hint::heavy};
   struct load {
     std::size_t vector_bytes, element_bytes;
     unsigned max_k;
   };
   // fp32 forward, fp32 backward, bf16 forward, fp64 backward, three fp32 inputs, fp32 -> bf16
-  const load loads[] = {{16, 8, 2}, {32, 12, 1}, {16, 4, 2}, {32, 24, 1}, {48, 16, 1}, {16, 6, 4}, {8, 4, 8}};
-  const std::size_t vectors[] = {0, 1, 1000, 270335, 270336, 540672, 1081344, 1u << 22,
-                                 std::size_t(1) << 28, (std::size_t(1) << 31) / 8 + 7,
+  const load loads[] = {{16, 8, 2},  {32, 12, 1}, {16, 4, 2}, {32, 24, 1},
+                        {48, 16, 1}, {16, 6, 4},  {8, 4, 8}};
+  const std::size_t vectors[] = {0,
+                                 1,
+                                 1000,
+                                 270335,
+                                 270336,
+                                 540672,
+                                 1081344,
+                                 1u << 22,
+                                 std::size_t(1) << 28,
+                                 (std::size_t(1) << 31) / 8 + 7,
                                  std::size_t(1) << 40};
   std::set<std::tuple<unsigned, unsigned, unsigned>> shapes;  // (vectors_per_thread, passes, block)
   std::size_t checked = 0;
@@ -205,10 +215,11 @@ TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][l
         for (const load& l : loads) {
           for (std::size_t v : vectors) {
             for (std::size_t scalars : {std::size_t(0), std::size_t(7)}) {
-              const auto shape = cuact::detail::model_launch_shape(device, kernel, hint, v, scalars,
-                                                                   l.vector_bytes, l.element_bytes, l.max_k);
+              const auto shape = cuact::detail::model_launch_shape(
+                  device, kernel, hint, v, scalars, l.vector_bytes, l.element_bytes, l.max_k);
               CAPTURE(device.sm_count, device.bytes_per_second, kernel.resident_blocks_per_sm,
-                      kernel.registers_per_thread, static_cast<int>(hint), l.vector_bytes, l.max_k, v, scalars);
+                      kernel.registers_per_thread, static_cast<int>(hint), l.vector_bytes, l.max_k,
+                      v, scalars);
               REQUIRE(shape.vectors_per_thread >= 1);
               REQUIRE(shape.vectors_per_thread <= l.max_k);
               REQUIRE(shape.passes >= 1);
@@ -221,7 +232,8 @@ TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][l
                 REQUIRE(threads >= work);                           // the passes cover the work
                 REQUIRE(threads < work + shape.threads_per_block);  // with no spare block
               }
-              const double wave = double(kernel.resident_blocks_per_sm) * shape.threads_per_block * device.sm_count;
+              const double wave =
+                  double(kernel.resident_blocks_per_sm) * shape.threads_per_block * device.sm_count;
               if (double(v) < wave) {  // little work: one vector per thread, so every SM gets some
                 REQUIRE(shape.vectors_per_thread == 1);
                 REQUIRE(shape.passes == 1);
@@ -243,18 +255,23 @@ TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][l
   // number of passes (grids_for), simulated over relu forward on 16-bit data at width 2 (k <= 8).
   tally total;
   for (const auto& [k, passes, block] : shapes) {
-    INFO("vectors_per_thread " << k << ", passes " << passes << ", " << block << " threads per block");
+    INFO("vectors_per_thread " << k << ", passes " << passes << ", " << block
+                               << " threads per block");
     for (std::size_t n : {std::size_t(1000), std::size_t(k) * passes * 2 * 128 * 3 + 5}) {
       sim_layout l;
       l.n = n;
       l.vectors_per_thread = k;
       l.seed = k;
       l.in_offset[0] = l.out_offset[0] = 1;
-      elementwise_sim<2, cuact::forward_op<cuact::relu, __half>, type_list<__half>, type_list<__half>> sim({}, l);
-      report_case(sim.run(grids_for(sim.params(), false, passes)), "fp16 " + describe_layout(l, 1, 1), total, n);
+      elementwise_sim<2, cuact::forward_op<cuact::relu, __half>, type_list<__half>,
+                      type_list<__half>>
+          sim({}, l);
+      report_case(sim.run(grids_for(sim.params(), false, passes)),
+                  "fp16 " + describe_layout(l, 1, 1), total, n);
     }
   }
-  std::printf("launch model: %zu shapes checked, %zu distinct (k, passes, block)\n", checked, shapes.size());
+  std::printf("launch model: %zu shapes checked, %zu distinct (k, passes, block)\n", checked,
+              shapes.size());
   CHECK(total.failed_cases == 0);
   CHECK(shapes.size() >= 2);
 }
@@ -268,8 +285,12 @@ TEST_CASE("validation: overlap rules and byte sizes", "[cpu][validate]") {
   const auto arg = [](std::size_t at, std::size_t bytes, array_role role) {
     return array_arg{memory + at, bytes, 4, role};
   };
-  const auto out = [&](std::size_t at, std::size_t bytes = 400) { return arg(at, bytes, array_role::output); };
-  const auto in = [&](std::size_t at, std::size_t bytes = 400) { return arg(at, bytes, array_role::input); };
+  const auto out = [&](std::size_t at, std::size_t bytes = 400) {
+    return arg(at, bytes, array_role::output);
+  };
+  const auto in = [&](std::size_t at, std::size_t bytes = 400) {
+    return arg(at, bytes, array_role::input);
+  };
   const auto in_place = [&](std::size_t at, std::size_t bytes = 400) {
     return arg(at, bytes, array_role::input_or_in_place);
   };
@@ -283,15 +304,15 @@ TEST_CASE("validation: overlap rules and byte sizes", "[cpu][validate]") {
   CHECK_FALSE(ranges_overlap(in(400), out(0)));
   CHECK(ranges_overlap(out(100, 4), in(0)));  // inside
   // who may share bytes
-  CHECK(may_overlap(in(0), in(4)));               // inputs with inputs
+  CHECK(may_overlap(in(0), in(4)));  // inputs with inputs
   CHECK(may_overlap(in_place(0), in(4)));
-  CHECK(may_overlap(out(0), in_place(0)));        // in place: exactly the output
+  CHECK(may_overlap(out(0), in_place(0)));  // in place: exactly the output
   CHECK(may_overlap(in_place(0), out(0)));
-  CHECK_FALSE(may_overlap(out(0), in_place(4)));  // shifted
+  CHECK_FALSE(may_overlap(out(0), in_place(4)));       // shifted
   CHECK_FALSE(may_overlap(out(0), in_place(0, 200)));  // same pointer, another byte size
-  CHECK_FALSE(may_overlap(out(0), in(0)));        // an input that may not be in place (backward's x)
-  CHECK_FALSE(may_overlap(out(0), out(0)));       // two outputs
-  CHECK_FALSE(may_overlap(mask(0), in(0)));       // the mask shares nothing
+  CHECK_FALSE(may_overlap(out(0), in(0)));   // an input that may not be in place (backward's x)
+  CHECK_FALSE(may_overlap(out(0), out(0)));  // two outputs
+  CHECK_FALSE(may_overlap(mask(0), in(0)));  // the mask shares nothing
   CHECK_FALSE(may_overlap(mask(0), in_place(0)));
   CHECK_FALSE(may_overlap(mask(0), out(0)));
   // validate_arrays rejects before it asks the runtime anything

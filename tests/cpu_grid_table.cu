@@ -10,8 +10,8 @@
 using namespace cuact_test;
 using cuact::detail::type_list;
 
-TEMPLATE_TEST_CASE("grid simulation: every activation of the op table, every pass", "[cpu][grid][table]",
-                   CUACT_TEST_DTYPES) {
+TEMPLATE_TEST_CASE("grid simulation: every activation of the op table, every pass",
+                   "[cpu][grid][table]", CUACT_TEST_DTYPES) {
   using T = TestType;
   constexpr int V = 16 / sizeof(T);
   tally total;
@@ -27,7 +27,8 @@ TEMPLATE_TEST_CASE("grid simulation: every activation of the op table, every pas
         using sim_t = elementwise_sim<V, decltype(op), type_list<T>, ins>;
         using params_t = cuact::detail::elementwise_params<decltype(op), V, type_list<T>, ins>;
         for (unsigned k : {1u, static_cast<unsigned>(params_t::max_vectors_per_thread)}) {
-          for (std::size_t n : {std::size_t(V + 1), std::size_t(1003), std::size_t(256 * V * k + 3)}) {
+          for (std::size_t n :
+               {std::size_t(V + 1), std::size_t(1003), std::size_t(256 * V * k + 3)}) {
             for (int placement = 0; placement < 3; ++placement) {
               sim_layout l;
               l.n = n;

@@ -28,13 +28,13 @@ TEMPLATE_TEST_CASE("relu mask forward and backward under simulated grids", "[cpu
         T* const in = static_cast<T*>(in_array.data());
         T* const out = in_place ? in : static_cast<T*>(out_array.data());
         auto* const mask = static_cast<std::uint32_t*>(mask_array.data());
-        const auto params = cuact::detail::make_sign_mask_params(cuact::forward_op<cuact::relu, T>{}, in,
-                                                                 out, mask, n);
+        const auto params = cuact::detail::make_sign_mask_params(
+            cuact::forward_op<cuact::relu, T>{}, in, out, mask, n);
         CHECK(params.vectorized == (offset * sizeof(T) % 16 == 0));
         // a thread per mask byte: the launcher's one-pass grid, one warp, an odd grid
         const std::size_t bytes = cuact::detail::mask_bytes(n);
-        for (const grid_shape grid : {grid_shape{(bytes + 127) / 128 + (bytes == 0), 128}, grid_shape{1, 32},
-                                      grid_shape{2, 7}}) {
+        for (const grid_shape grid : {grid_shape{(bytes + 127) / 128 + (bytes == 0), 128},
+                                      grid_shape{1, 32}, grid_shape{2, 7}}) {
           CAPTURE(grid.blocks, grid.threads);
           for (std::size_t i = 0; i < n; ++i) in[i] = hash_value<T>(seed, i);
           const T poison = poison_for(T(1.0f));
@@ -87,7 +87,8 @@ TEMPLATE_TEST_CASE("relu mask forward and backward under simulated grids", "[cpu
           for (std::size_t i = 0; i < n; ++i) {
             const T dy = hash_value<T>(l.seed, i);
             const T from_mask = cuda::std::get<0>(evaluate<T>(op, i, dy));
-            const T from_x = cuda::std::get<0>(evaluate<T>(cuact::gradient_op<cuact::relu, T>{}, i, x[i], dy));
+            const T from_x =
+                cuda::std::get<0>(evaluate<T>(cuact::gradient_op<cuact::relu, T>{}, i, x[i], dy));
             if (!same_result(from_mask, from_x)) ++differ;
           }
           CHECK(differ == 0);

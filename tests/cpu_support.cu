@@ -50,7 +50,8 @@ TEMPLATE_TEST_CASE("support: the matcher and poison values", "[cpu][support]", C
                    __nv_fp8_e4m3, __nv_fp8_e5m2) {
   using T = TestType;
   for (std::uint64_t i = 0; i < 4096; ++i) {
-    const T v = from_bits<T>(static_cast<bits_t<T>>(hash_bits<std::conditional_t<sizeof(T) == 1, __half, T>>(7, i)));
+    const T v = from_bits<T>(
+        static_cast<bits_t<T>>(hash_bits<std::conditional_t<sizeof(T) == 1, __half, T>>(7, i)));
     CHECK(same_result(v, v));
     CHECK_FALSE(same_result(poison_for(v), v));
     CHECK(is_nan(poison_for(v)) != is_nan(v));
@@ -59,8 +60,11 @@ TEMPLATE_TEST_CASE("support: the matcher and poison values", "[cpu][support]", C
   const T negative_zero = from_bits<T>(static_cast<bits_t<T>>(bits_t<T>(1) << (8 * sizeof(T) - 1)));
   CHECK_FALSE(same_result(positive_zero, negative_zero));  // the sign of zero counts
   const T nan_a = poison_for(positive_zero);
-  T nan_b = from_bits<T>(static_cast<bits_t<T>>(bits_of(nan_a) ^ 0x1));  // another payload (or -NaN)
-  if (!is_nan(nan_b)) nan_b = from_bits<T>(static_cast<bits_t<T>>(bits_of(nan_a) | (bits_t<T>(1) << (8 * sizeof(T) - 1))));
+  T nan_b =
+      from_bits<T>(static_cast<bits_t<T>>(bits_of(nan_a) ^ 0x1));  // another payload (or -NaN)
+  if (!is_nan(nan_b))
+    nan_b = from_bits<T>(
+        static_cast<bits_t<T>>(bits_of(nan_a) | (bits_t<T>(1) << (8 * sizeof(T) - 1))));
   CHECK(is_nan(nan_b));
   CHECK(same_result(nan_a, nan_b));  // NaN payloads may differ
 }
@@ -75,8 +79,8 @@ TEST_CASE("support: fp8 NaN by the bits", "[cpu][support]") {
   CHECK(to_double(from_bits<__nv_fp8_e5m2>(0x7B)) == 57344.0);
 }
 
-TEMPLATE_TEST_CASE("support: round_to agrees with CUDA's round-to-nearest conversions", "[cpu][support]",
-                   __half, __nv_bfloat16) {
+TEMPLATE_TEST_CASE("support: round_to agrees with CUDA's round-to-nearest conversions",
+                   "[cpu][support]", __half, __nv_bfloat16) {
   std::mt19937_64 rng(15);
   std::uniform_int_distribution<std::uint32_t> any_bits;
   for (int i = 0; i < 1000000; ++i) {

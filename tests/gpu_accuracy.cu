@@ -21,18 +21,20 @@ using namespace cuact_test;
 
 namespace {
 
-#define ACCURACY_CUDA_REQUIRE(call)                           \
-  do {                                                        \
-    const cudaError_t status_ = (call);                       \
-    INFO(#call << " -> " << cudaGetErrorName(status_));       \
-    REQUIRE(status_ == cudaSuccess);                          \
+#define ACCURACY_CUDA_REQUIRE(call)                     \
+  do {                                                  \
+    const cudaError_t status_ = (call);                 \
+    INFO(#call << " -> " << cudaGetErrorName(status_)); \
+    REQUIRE(status_ == cudaSuccess);                    \
   } while (0)
 
 /// A device copy of a host vector, freed on scope exit.
 template <class T>
 class device_array {
  public:
-  explicit device_array(std::size_t n) : n_(n) { ACCURACY_CUDA_REQUIRE(cudaMalloc(&ptr_, n * sizeof(T))); }
+  explicit device_array(std::size_t n) : n_(n) {
+    ACCURACY_CUDA_REQUIRE(cudaMalloc(&ptr_, n * sizeof(T)));
+  }
   explicit device_array(const std::vector<T>& host) : device_array(host.size()) {
     ACCURACY_CUDA_REQUIRE(cudaMemcpy(ptr_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
   }
@@ -53,8 +55,8 @@ class device_array {
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("activation family within tolerance of its references (device)", "[gpu][accuracy]",
-                   CUACT_TEST_DTYPES) {
+TEMPLATE_TEST_CASE("activation family within tolerance of its references (device)",
+                   "[gpu][accuracy]", CUACT_TEST_DTYPES) {
   using T = TestType;
   const std::uint64_t seed = Catch::getSeed() + 1100;
   for_each_activation([&](const auto& row) {

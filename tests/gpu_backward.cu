@@ -14,5 +14,6 @@ TEMPLATE_TEST_CASE("backward on the device: every activation of the op table", "
 
 TEMPLATE_TEST_CASE("backward_from_output on the device: every activation of the op table",
                    "[gpu][backward]", CUACT_TEST_DTYPES) {
-  cuact_test::run_table_pass<cuact_test::pass::backward_from_output, TestType>("backward_from_output");
+  cuact_test::run_table_pass<cuact_test::pass::backward_from_output, TestType>(
+      "backward_from_output");
 }

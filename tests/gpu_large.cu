@@ -44,20 +44,23 @@ std::vector<std::size_t> sample_indices(std::size_t n, std::uint64_t seed) {
 template <class T>
 bool guards_intact(const T* base, std::size_t offset, std::size_t n) {
   std::vector<unsigned char> before(offset * sizeof(T)), after((slack - offset) * sizeof(T));
-  if (!before.empty()) CUACT_CUDA_REQUIRE(cudaMemcpy(before.data(), base, before.size(), cudaMemcpyDeviceToHost));
-  CUACT_CUDA_REQUIRE(cudaMemcpy(after.data(), base + offset + n, after.size(), cudaMemcpyDeviceToHost));
+  if (!before.empty())
+    CUACT_CUDA_REQUIRE(cudaMemcpy(before.data(), base, before.size(), cudaMemcpyDeviceToHost));
+  CUACT_CUDA_REQUIRE(
+      cudaMemcpy(after.data(), base + offset + n, after.size(), cudaMemcpyDeviceToHost));
   const auto sentinel = [](unsigned char b) { return b == 0xA5; };
-  return std::all_of(before.begin(), before.end(), sentinel) && std::all_of(after.begin(), after.end(), sentinel);
+  return std::all_of(before.begin(), before.end(), sentinel) &&
+         std::all_of(after.begin(), after.end(), sentinel);
 }
 
 /// One run: fills in[0, n) from the hash, poisons out (0xA5 bytes), runs cuact::forward, checks
 /// the sample. out_base == nullptr: in place over in.
 template <class T, class A>
-void run_large(const char* what, const A& act, T* in_base, std::size_t in_offset, T* out_base, std::size_t out_offset,
-               std::uint64_t seed) {
+void run_large(const char* what, const A& act, T* in_base, std::size_t in_offset, T* out_base,
+               std::size_t out_offset, std::uint64_t seed) {
   const std::size_t n = large_n;
-  INFO(what << " " << type_name<T>() << " n=" << n << " in_offset=" << in_offset << " out_offset=" << out_offset
-            << (out_base ? "" : " in place"));
+  INFO(what << " " << type_name<T>() << " n=" << n << " in_offset=" << in_offset
+            << " out_offset=" << out_offset << (out_base ? "" : " in place"));
   const std::size_t bytes = (n + slack) * sizeof(T);
   CUACT_CUDA_REQUIRE(cudaMemset(in_base, 0xA5, bytes));
   if (out_base) CUACT_CUDA_REQUIRE(cudaMemset(out_base, 0xA5, bytes));
@@ -65,7 +68,8 @@ void run_large(const char* what, const A& act, T* in_base, std::size_t in_offset
   T* const out = out_base ? out_base + out_offset : in;
   fill_hash(in, n, seed);
   CUACT_CUDA_REQUIRE(cudaDeviceSynchronize());
-  const cudaError_t status = out_base ? cuact::forward(act, in, out, n) : cuact::forward(act, in, n);
+  const cudaError_t status =
+      out_base ? cuact::forward(act, in, out, n) : cuact::forward(act, in, n);
   REQUIRE(status == cudaSuccess);
   CUACT_CUDA_REQUIRE(cudaDeviceSynchronize());
   CUACT_CUDA_REQUIRE(cudaGetLastError());
@@ -74,24 +78,29 @@ void run_large(const char* what, const A& act, T* in_base, std::size_t in_offset
   if (out_base) CHECK(guards_intact(out_base, out_offset, n));
   const std::vector<std::size_t> index = sample_indices(n, seed + 1);
   const std::size_t count = index.size();
-  device_memory d_index(count * sizeof(std::size_t)), d_got(count * sizeof(T)), d_want(count * sizeof(T)),
-      d_input(count * sizeof(T));
-  CUACT_CUDA_REQUIRE(cudaMemcpy(d_index.get(), index.data(), count * sizeof(std::size_t), cudaMemcpyHostToDevice));
-  sample_kernel<<<1024, 256>>>(pass_op<pass::forward, T>(act), seed, d_index.get<std::size_t>(), count,
-                               static_cast<const T*>(out), static_cast<const T*>(in), d_got.get<T>(), d_want.get<T>(),
-                               d_input.get<T>());
+  device_memory d_index(count * sizeof(std::size_t)), d_got(count * sizeof(T)),
+      d_want(count * sizeof(T)), d_input(count * sizeof(T));
+  CUACT_CUDA_REQUIRE(
+      cudaMemcpy(d_index.get(), index.data(), count * sizeof(std::size_t), cudaMemcpyHostToDevice));
+  sample_kernel<<<1024, 256>>>(pass_op<pass::forward, T>(act), seed, d_index.get<std::size_t>(),
+                               count, static_cast<const T*>(out), static_cast<const T*>(in),
+                               d_got.get<T>(), d_want.get<T>(), d_input.get<T>());
   CUACT_CUDA_REQUIRE(cudaGetLastError());
   std::vector<T> got(count), want(count), input(count);
-  CUACT_CUDA_REQUIRE(cudaMemcpy(got.data(), d_got.get(), count * sizeof(T), cudaMemcpyDeviceToHost));
-  CUACT_CUDA_REQUIRE(cudaMemcpy(want.data(), d_want.get(), count * sizeof(T), cudaMemcpyDeviceToHost));
-  CUACT_CUDA_REQUIRE(cudaMemcpy(input.data(), d_input.get(), count * sizeof(T), cudaMemcpyDeviceToHost));
+  CUACT_CUDA_REQUIRE(
+      cudaMemcpy(got.data(), d_got.get(), count * sizeof(T), cudaMemcpyDeviceToHost));
+  CUACT_CUDA_REQUIRE(
+      cudaMemcpy(want.data(), d_want.get(), count * sizeof(T), cudaMemcpyDeviceToHost));
+  CUACT_CUDA_REQUIRE(
+      cudaMemcpy(input.data(), d_input.get(), count * sizeof(T), cudaMemcpyDeviceToHost));
   std::size_t bad = 0, changed = 0;
   std::string first;
   for (std::size_t k = 0; k < count; ++k) {
     if (out_base && bits_of(input[k]) != hash_bits<T>(seed, index[k])) ++changed;
     if (!same_result(got[k], want[k]) && bad++ == 0) {
-      first = "element " + std::to_string(index[k]) + ": x=" + describe(hash_value<T>(seed, index[k])) + " got " +
-              describe(got[k]) + " expected " + describe(want[k]);
+      first = "element " + std::to_string(index[k]) +
+              ": x=" + describe(hash_value<T>(seed, index[k])) + " got " + describe(got[k]) +
+              " expected " + describe(want[k]);
     }
   }
   CAPTURE(count, first);
@@ -106,7 +115,8 @@ TEST_CASE("large arrays: 2^31 + 7 elements, byte offsets past 2^32", "[gpu][larg
   CUACT_CUDA_REQUIRE(cudaMemGetInfo(&free_bytes, &total_bytes));
   const std::size_t need = (large_n + slack) * sizeof(float) + (std::size_t(512) << 20);
   if (free_bytes < need) {
-    std::printf("SKIPPED: gpu_large needs %zu bytes of free device memory, %zu free\n", need, free_bytes);
+    std::printf("SKIPPED: gpu_large needs %zu bytes of free device memory, %zu free\n", need,
+                free_bytes);
     std::exit(77);
   }
   using bf16 = __nv_bfloat16;

@@ -7,20 +7,24 @@
 
 using namespace cuact_test;
 
-TEMPLATE_TEST_CASE("relu mask round trip on the device", "[gpu][backward][mask]", CUACT_TEST_DTYPES) {
+TEMPLATE_TEST_CASE("relu mask round trip on the device", "[gpu][backward][mask]",
+                   CUACT_TEST_DTYPES) {
   using T = TestType;
   const bool quick = quick_mode();
   const std::vector<std::size_t> sizes =
       quick ? std::vector<std::size_t>{1, 33, 1000}
-            : std::vector<std::size_t>{0, 1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 1000, 4099, (std::size_t(1) << 20) + 3};
+            : std::vector<std::size_t>{0,  1,  7,  8,  9,    31,   32,
+                                       33, 63, 64, 65, 1000, 4099, (std::size_t(1) << 20) + 3};
   guarded_arena arena;
   test_streams streams;
   tally total;
   std::uint64_t seed = 501 + sizeof(T);
   for_each_width<T>([&](auto w) {
     constexpr int W = decltype(w)::value;
-    const auto launch = [](mask_case& c, const T* x, T* out, std::uint32_t* mask, const T* dy, T* dx,
-                           cudaStream_t s) { return launch_mask_case<T, W>(c, x, out, mask, dy, dx, s); };
+    const auto launch = [](mask_case& c, const T* x, T* out, std::uint32_t* mask, const T* dy,
+                           T* dx, cudaStream_t s) {
+      return launch_mask_case<T, W>(c, x, out, mask, dy, dx, s);
+    };
     mask_batch<T> batch(arena, streams, total);
     for (std::size_t n : sizes) {
       for (std::size_t k = 0; k < 16; k += quick ? 7 : 1) {
@@ -31,7 +35,8 @@ TEMPLATE_TEST_CASE("relu mask round trip on the device", "[gpu][backward][mask]"
         c.mask_word_offset = k % 4;
         c.x_offset = k;
         c.seed = seed += 2;
-        c.out_offset = k;  // out co-aligned with x: the vectorized forward when k * sizeof(T) % 16 == 0
+        c.out_offset =
+            k;  // out co-aligned with x: the vectorized forward when k * sizeof(T) % 16 == 0
         c.dy_offset = k;
         c.dx_offset = other;
         batch.add(c, launch);

@@ -42,18 +42,21 @@ namespace {
 /// op over outputs Out... and inputs In... through cuact::transform<W> (or a direct launch), for
 /// sizes and layouts of the matrix; in place over input 0 when output 0 has its type.
 template <int W, class Op, class... Out, class... In>
-void run_transform_matrix(const Op& op, type_list<Out...>, type_list<In...>, const std::string& name,
-                          guarded_arena& arena, const test_streams& streams, tally& total) {
+void run_transform_matrix(const Op& op, type_list<Out...>, type_list<In...>,
+                          const std::string& name, guarded_arena& arena,
+                          const test_streams& streams, tally& total) {
   constexpr int V = resolved_width(W, cuact::detail::max_size_of<Out..., In...>());
-  constexpr bool can_be_in_place =
-      std::is_same_v<std::tuple_element_t<0, std::tuple<Out...>>, std::tuple_element_t<0, std::tuple<In...>>>;
-  const auto launch = [op](gpu_case& c, const cuda::std::tuple<Out*...>& out, const cuda::std::tuple<const In*...>& in,
+  constexpr bool can_be_in_place = std::is_same_v<std::tuple_element_t<0, std::tuple<Out...>>,
+                                                  std::tuple_element_t<0, std::tuple<In...>>>;
+  const auto launch = [op](gpu_case& c, const cuda::std::tuple<Out*...>& out,
+                           const cuda::std::tuple<const In*...>& in,
                            cudaStream_t stream) -> cudaError_t {
     if (c.launch.direct) return launch_direct<V>(c, op, out, in, stream);
     return cuact::transform<W>(op, cuact::detail::output_arrays<Out...>{out}, c.n,
                                cuact::detail::input_arrays<In...>{in}, stream);
   };
-  case_batch<Op, type_list<Out...>, type_list<In...>> batch(op, name + " W=" + std::to_string(W), arena, streams, total);
+  case_batch<Op, type_list<Out...>, type_list<In...>> batch(op, name + " W=" + std::to_string(W),
+                                                            arena, streams, total);
   std::uint64_t seed = 1 << 20;
   const bool quick = quick_mode();
   for (std::size_t n : matrix_sizes(V, quick)) {
@@ -83,14 +86,17 @@ TEST_CASE("transform: two inputs and two outputs of mixed types", "[gpu][transfo
   guarded_arena arena;
   test_streams streams;
   tally total;
-  run_transform_matrix<cuact::auto_width>(sum_and_product{}, type_list<bf16, float>{}, type_list<float, __half>{},
+  run_transform_matrix<cuact::auto_width>(sum_and_product{}, type_list<bf16, float>{},
+                                          type_list<float, __half>{},
                                           "(fp32, fp16) -> (bf16, fp32)", arena, streams, total);
   run_transform_matrix<2>(sum_and_product{}, type_list<bf16, float>{}, type_list<float, __half>{},
                           "(fp32, fp16) -> (bf16, fp32)", arena, streams, total);
-  run_transform_matrix<cuact::auto_width>(sum_and_product{}, type_list<float, bf16>{}, type_list<float, __half>{},
-                                          "(fp32, fp16) -> (fp32, bf16), in place", arena, streams, total);
-  run_transform_matrix<cuact::auto_width>(sum_and_product{}, type_list<double, e4m3>{}, type_list<double, float>{},
-                                          "(fp64, fp32) -> (fp64, fp8 e4m3)", arena, streams, total);
+  run_transform_matrix<cuact::auto_width>(
+      sum_and_product{}, type_list<float, bf16>{}, type_list<float, __half>{},
+      "(fp32, fp16) -> (fp32, bf16), in place", arena, streams, total);
+  run_transform_matrix<cuact::auto_width>(
+      sum_and_product{}, type_list<double, e4m3>{}, type_list<double, float>{},
+      "(fp64, fp32) -> (fp64, fp8 e4m3)", arena, streams, total);
   total.print("transform, several outputs");
   CHECK(total.failed_cases == 0);
   CHECK(total.cases > 0);
@@ -100,20 +106,23 @@ TEST_CASE("transform: fp32 -> bf16 and fp32 -> fp8 through forward_op", "[gpu][t
   guarded_arena arena;
   test_streams streams;
   tally total;
-  run_transform_matrix<cuact::auto_width>(cuact::forward_op<cuact::selu, bf16>{}, type_list<bf16>{}, type_list<float>{},
-                                          "selu fp32 -> bf16", arena, streams, total);
-  run_transform_matrix<cuact::auto_width>(cuact::forward_op<cuact::selu, e4m3>{}, type_list<e4m3>{}, type_list<float>{},
-                                          "selu fp32 -> fp8 e4m3", arena, streams, total);
-  run_transform_matrix<4>(cuact::forward_op<cuact::relu, e5m2>{}, type_list<e5m2>{}, type_list<float>{},
-                          "relu fp32 -> fp8 e5m2", arena, streams, total);
-  run_transform_matrix<cuact::auto_width>(cuact::gradient_op<cuact::selu, e5m2>{}, type_list<e5m2>{},
-                                          type_list<float, float>{}, "selu backward fp32 -> fp8 e5m2", arena, streams,
+  run_transform_matrix<cuact::auto_width>(cuact::forward_op<cuact::selu, bf16>{}, type_list<bf16>{},
+                                          type_list<float>{}, "selu fp32 -> bf16", arena, streams,
                                           total);
+  run_transform_matrix<cuact::auto_width>(cuact::forward_op<cuact::selu, e4m3>{}, type_list<e4m3>{},
+                                          type_list<float>{}, "selu fp32 -> fp8 e4m3", arena,
+                                          streams, total);
+  run_transform_matrix<4>(cuact::forward_op<cuact::relu, e5m2>{}, type_list<e5m2>{},
+                          type_list<float>{}, "relu fp32 -> fp8 e5m2", arena, streams, total);
+  run_transform_matrix<cuact::auto_width>(cuact::gradient_op<cuact::selu, e5m2>{},
+                                          type_list<e5m2>{}, type_list<float, float>{},
+                                          "selu backward fp32 -> fp8 e5m2", arena, streams, total);
   total.print("transform, fp32 -> bf16 / fp8");
   CHECK(total.failed_cases == 0);
 }
 
-TEST_CASE("transform: fp8 outputs saturate to the largest finite value and keep NaN", "[gpu][transform][fp8]") {
+TEST_CASE("transform: fp8 outputs saturate to the largest finite value and keep NaN",
+          "[gpu][transform][fp8]") {
   const float inf = std::numeric_limits<float>::infinity();
   // input, e4m3 bits, e5m2 bits (round to nearest even, saturating: TransformerEngine's casts)
   struct expectation {
@@ -121,9 +130,9 @@ TEST_CASE("transform: fp8 outputs saturate to the largest finite value and keep 
     unsigned e4m3_bits, e5m2_bits;
   };
   const std::vector<expectation> table = {
-      {1e6f, 0x7E, 0x7B},   {-1e6f, 0xFE, 0xFB}, {inf, 0x7E, 0x7B},   {-inf, 0xFE, 0xFB},
-      {448.f, 0x7E, 0x5F},  {464.f, 0x7E, 0x5F}, {480.f, 0x7E, 0x60}, {57344.f, 0x7E, 0x7B},
-      {61440.f, 0x7E, 0x7B}, {0.5f, 0x30, 0x38}, {-0.0f, 0x80, 0x80},  {1e-9f, 0x00, 0x00},
+      {1e6f, 0x7E, 0x7B},          {-1e6f, 0xFE, 0xFB}, {inf, 0x7E, 0x7B},   {-inf, 0xFE, 0xFB},
+      {448.f, 0x7E, 0x5F},         {464.f, 0x7E, 0x5F}, {480.f, 0x7E, 0x60}, {57344.f, 0x7E, 0x7B},
+      {61440.f, 0x7E, 0x7B},       {0.5f, 0x30, 0x38},  {-0.0f, 0x80, 0x80}, {1e-9f, 0x00, 0x00},
       {0.0009765625f, 0x00, 0x14}, {3.3f, 0x45, 0x43}};
   const std::size_t n = table.size() + 1;  // + NaN
   std::vector<float> host(n);

@@ -45,11 +45,11 @@ struct rounded_to {
 
 namespace detail {
 
-#define CUACT_DETAIL_MEMBER_TRAIT(trait, member, ...)                                          \
-  template <class A, class = void>                                                            \
-  inline constexpr bool trait = false;                                                        \
-  template <class A>                                                                          \
-  inline constexpr bool                                                                       \
+#define CUACT_DETAIL_MEMBER_TRAIT(trait, member, ...) \
+  template <class A, class = void>                    \
+  inline constexpr bool trait = false;                \
+  template <class A>                                  \
+  inline constexpr bool                               \
       trait<A, std::void_t<decltype(std::declval<const A&>().member(__VA_ARGS__))>> = true;
 CUACT_DETAIL_MEMBER_TRAIT(has_derivative, derivative, 1.0f)
 CUACT_DETAIL_MEMBER_TRAIT(has_derivative_from_output, derivative_from_output, 1.0f)
@@ -69,16 +69,16 @@ struct preferred : fallback {};
 
 /// invoke_NAME<R>(act, args...): act.MEMBER(args..., R{}) when the member takes the accuracy tag,
 /// else act.MEMBER(args...).
-#define CUACT_DETAIL_INVOKE_WITH_ACCURACY(name, member)                                   \
-  template <class R, class A, class... Args>                                              \
-  CUACT_HOST_DEVICE auto name(preferred, const A& act, Args... args)                      \
-      -> decltype(act.member(args..., R{})) {                                             \
-    return act.member(args..., R{});                                                      \
-  }                                                                                       \
-  template <class R, class A, class... Args>                                              \
-  CUACT_HOST_DEVICE auto name(fallback, const A& act, Args... args)                       \
-      -> decltype(act.member(args...)) {                                                  \
-    return act.member(args...);                                                           \
+#define CUACT_DETAIL_INVOKE_WITH_ACCURACY(name, member)              \
+  template <class R, class A, class... Args>                         \
+  CUACT_HOST_DEVICE auto name(preferred, const A& act, Args... args) \
+      ->decltype(act.member(args..., R{})) {                         \
+    return act.member(args..., R{});                                 \
+  }                                                                  \
+  template <class R, class A, class... Args>                         \
+  CUACT_HOST_DEVICE auto name(fallback, const A& act, Args... args)  \
+      ->decltype(act.member(args...)) {                              \
+    return act.member(args...);                                      \
   }
 CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_forward, operator())
 CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_derivative, derivative)
@@ -107,8 +107,7 @@ inline constexpr bool has_derivative_v =
 /// cuact::backward_from_output works, so a forward may run in place and keep a gradient.
 template <class Activation>
 inline constexpr bool has_derivative_from_output_v =
-    detail::has_derivative_from_output<Activation> ||
-    detail::has_gradient_from_output<Activation>;
+    detail::has_derivative_from_output<Activation> || detail::has_gradient_from_output<Activation>;
 
 /// The declared cost hint: true or false when the activation declares `is_heavy`, false without.
 template <class Activation>

@@ -809,9 +809,10 @@ struct gelu {
       const double xc = x < -64 ? -64 : x > 64 ? 64 : x;
       const double x2 = detail::mul_rn(xc, xc);
       const double x2_lo = ::fma(xc, xc, -x2);
-      const double e = detail::exp_nonpositive_sum(detail::split<double>{-0.5 * x2, -0.5 * x2_lo}, r);
+      const double e =
+          detail::exp_nonpositive_sum(detail::split<double>{-0.5 * x2, -0.5 * x2_lo}, r);
       return x < -37.5 && x >= -1.7976931348623157e308 ? tail(x, true)
-                                                        : ::fma(x, e * inv_sqrt_2pi, cdf(x));
+                                                       : ::fma(x, e * inv_sqrt_2pi, cdf(x));
     }
   }
 };
@@ -872,7 +873,8 @@ struct gelu_tanh {
       const double xw = detail::mul_rn(xc, w), xw_lo = ::fma(xc, w, -xw) + xc * w_lo;
       const double u = detail::mul_rn(beta_hi, xw);
       const double u_lo = ::fma(beta_hi, xw, -u) + (beta_hi * xw_lo + beta_lo * xw);
-      return u < 0 ? detail::split<double>{2 * u, 2 * u_lo} : detail::split<double>{-2 * u, -2 * u_lo};
+      return u < 0 ? detail::split<double>{2 * u, 2 * u_lo}
+                   : detail::split<double>{-2 * u, -2 * u_lo};
     }
   }
   /// gelu_tanh(x).
@@ -900,7 +902,7 @@ struct gelu_tanh {
     const C two_q_du = C(2) * q * du;
     const C above = q * detail::fused(x * e, two_q_du, C(1));  // +inf: inf * 0 = NaN
     const C below = q * detail::fused(xc, two_q_du, C(1));     // xc: no overflow for huge x
-    const C x_minus_x = x - x;                                  // NaN for -inf: NaN, as PyTorch
+    const C x_minus_x = x - x;                                 // NaN for -inf: NaN, as PyTorch
     return x < C(0) ? (x_minus_x == C(0)
                            ? detail::mul_exp_nonpositive(detail::fused(below, v.lo, below), v.hi, r)
                            : x_minus_x)

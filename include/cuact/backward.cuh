@@ -28,8 +28,7 @@ cudaError_t backward(Activation act, const T* x, const T* dy, T* dx, std::size_t
                 "cuact::backward: the activation needs a member `template <class C> __host__ "
                 "__device__ C derivative(C x) const` returning act'(x)");
   return detail::run_elementwise<VecWidth>(gradient_op<Activation, T>{{}, act}, outputs(dx), n,
-                                           inputs(x, dy), stream,
-                                           detail::declared_cost<Activation>,
+                                           inputs(x, dy), stream, detail::declared_cost<Activation>,
                                            detail::gradient_in_place);
 }
 
@@ -45,10 +44,9 @@ cudaError_t backward_from_output(Activation act, const T* y, const T* dy, T* dx,
                 "cuact::backward_from_output: the activation needs a member `template <class C> "
                 "__host__ __device__ C derivative_from_output(C y) const` returning act'(x) "
                 "given y = act(x)");
-  return detail::run_elementwise<VecWidth>(gradient_from_output_op<Activation, T>{{}, act},
-                                           outputs(dx), n, inputs(y, dy), stream,
-                                           detail::declared_cost<Activation>,
-                                           detail::gradient_in_place);
+  return detail::run_elementwise<VecWidth>(
+      gradient_from_output_op<Activation, T>{{}, act}, outputs(dx), n, inputs(y, dy), stream,
+      detail::declared_cost<Activation>, detail::gradient_in_place);
 }
 
 }  // namespace cuact

@@ -157,8 +157,7 @@ constexpr affine_activation<Activation> affine(Activation act, double alpha, dou
 /// selections stay selections; `derivative` = f'(g(x)) * g'(x) where both have derivatives.
 /// No backward from the output (it would need g(x)). Heavy when either part is.
 template <class F, class G>
-struct composition
-    : detail::composed_cost<detail::declared_cost<F>, detail::declared_cost<G>> {
+struct composition : detail::composed_cost<detail::declared_cost<F>, detail::declared_cost<G>> {
   /// The outer activation.
   F f;
   /// The inner activation.
@@ -216,7 +215,8 @@ struct gated_op : detail::cost_hint_of<Activation> {
   /// act(a) * b.
   template <class C>
   CUACT_HOST_DEVICE C operator()(C a, C b) const {
-    return detail::invoke_forward<detail::product_accuracy<Out, C>>(detail::preferred{}, act, a) * b;
+    return detail::invoke_forward<detail::product_accuracy<Out, C>>(detail::preferred{}, act, a) *
+           b;
   }
 };
 
@@ -311,10 +311,9 @@ template <int VecWidth = auto_width, class Activation, class T>
 cudaError_t gated_backward(Activation act, const T* a, const T* b, const T* dy, T* da, T* db,
                            std::size_t n, cudaStream_t stream = nullptr) {
   detail::check_gated_backward<Activation, detail::compute_t<T>>();
-  return detail::run_elementwise<VecWidth>(gated_gradient_op<Activation, T>{{}, act},
-                                           outputs(da, db), n, inputs(a, b, dy), stream,
-                                           detail::declared_cost<Activation>,
-                                           detail::every_input_in_place);
+  return detail::run_elementwise<VecWidth>(
+      gated_gradient_op<Activation, T>{{}, act}, outputs(da, db), n, inputs(a, b, dy), stream,
+      detail::declared_cost<Activation>, detail::every_input_in_place);
 }
 
 /// The packed layout: `ab` is [rows, 2 * cols] row-major, out [rows, cols]; per row, the
@@ -358,11 +357,10 @@ cudaError_t gated_backward_packed(Activation act, const T* ab, const T* dy, T* d
   const std::size_t b_at = activated == gate_half::first ? cols : 0;
   const auto at = [](auto* p, std::size_t offset) { return p == nullptr ? p : p + offset; };
   const std::size_t pitch = 2 * cols;
-  return detail::run_rows<VecWidth>(gated_gradient_op<Activation, T>{{}, act},
-                                    outputs(at(dab, a_at), at(dab, b_at)), {pitch, pitch}, rows,
-                                    cols, inputs(at(ab, a_at), at(ab, b_at), dy),
-                                    {pitch, pitch, cols}, arrays, 3, stream,
-                                    detail::declared_cost<Activation>);
+  return detail::run_rows<VecWidth>(
+      gated_gradient_op<Activation, T>{{}, act}, outputs(at(dab, a_at), at(dab, b_at)),
+      {pitch, pitch}, rows, cols, inputs(at(ab, a_at), at(ab, b_at), dy), {pitch, pitch, cols},
+      arrays, 3, stream, detail::declared_cost<Activation>);
 }
 
 // ---- bias + activation ------------------------------------------------------------------------
@@ -403,9 +401,9 @@ cudaError_t bias_backward(Activation act, const T* x, const T* bias, const T* dy
                           std::size_t rows, std::size_t cols, void* workspace,
                           std::size_t workspace_bytes, cudaStream_t stream = nullptr) {
   detail::check_gated_backward<Activation, detail::compute_t<T>>();
-  return detail::run_bias_gradient<VecWidth>(bias_gradient_op<Activation, T>{{}, act}, x, bias,
-                                             dy, dx, dbias, rows, cols, workspace,
-                                             workspace_bytes, stream);
+  return detail::run_bias_gradient<VecWidth>(bias_gradient_op<Activation, T>{{}, act}, x, bias, dy,
+                                             dx, dbias, rows, cols, workspace, workspace_bytes,
+                                             stream);
 }
 
 /// bias_backward with its workspace from the stream-ordered allocator (cudaMallocAsync and

@@ -301,8 +301,8 @@ struct family<Policy, std::index_sequence<I...>> {
                                                data_of<T>(dx), n, current_stream()),
                    op);
       } else {
-        check_cuda(cuact::backward(act, data_of<const T>(s), data_of<const T>(g), data_of<T>(dx),
-                                   n, current_stream()),
+        check_cuda(cuact::backward(act, data_of<const T>(s), data_of<const T>(g), data_of<T>(dx), n,
+                                   current_stream()),
                    op);
       }
     });
@@ -313,13 +313,14 @@ struct family<Policy, std::index_sequence<I...>> {
     return gradient_kernel<false>(grad, x, make(p...), op_name("_backward"));
   }
 
-  static Tensor backward_from_output_kernel(const Tensor& grad, const Tensor& y, as_double<I>... p) {
+  static Tensor backward_from_output_kernel(const Tensor& grad, const Tensor& y,
+                                            as_double<I>... p) {
     const std::string op = op_name("_backward_from_output");
     const Policy act = make(p...);
     TORCH_CHECK(from_output_rule<Policy>::valid(act), op,
                 ": these parameters make the gradient undefined from the output alone (as for "
-                "PyTorch's in-place elu with alpha < 0); use ", op_name("_backward"),
-                " with the input");
+                "PyTorch's in-place elu with alpha < 0); use ",
+                op_name("_backward"), " with the input");
     return gradient_kernel<true>(grad, y, act, op);
   }
 
@@ -405,7 +406,8 @@ struct family<Policy, std::index_sequence<I...>> {
     if constexpr (has_backward) {
       if (wants_grad(x)) return forward_function::apply(x, p...);
     } else {
-      TORCH_CHECK(!wants_grad(x), op_name(), ": x requires grad but this activation has no "
+      TORCH_CHECK(!wants_grad(x), op_name(),
+                  ": x requires grad but this activation has no "
                   "derivative (give its type a `derivative(C x)` member)");
     }
     at::AutoDispatchBelowADInplaceOrView guard;
@@ -415,13 +417,16 @@ struct family<Policy, std::index_sequence<I...>> {
   static void inplace_autograd(Tensor& x, as_double<I>... p) {
     if constexpr (has_backward) {
       if (wants_grad(x)) {
-        TORCH_CHECK(!x.is_leaf(), "a leaf Variable that requires grad is being used in an in-place "
-                    "operation (", op_name("_"), ")");
+        TORCH_CHECK(!x.is_leaf(),
+                    "a leaf Variable that requires grad is being used in an in-place "
+                    "operation (",
+                    op_name("_"), ")");
         inplace_function::apply(x, p...);
         return;
       }
     } else {
-      TORCH_CHECK(!wants_grad(x), op_name("_"), ": x requires grad but this activation has no "
+      TORCH_CHECK(!wants_grad(x), op_name("_"),
+                  ": x requires grad but this activation has no "
                   "derivative (give its type a `derivative(C x)` member)");
     }
     at::AutoDispatchBelowAutograd guard;  // ADInplaceOrView still runs: it bumps the version
@@ -465,8 +470,7 @@ struct family<Policy, std::index_sequence<I...>> {
         impl(n + "_backward", torch::dispatch(device, &backward_kernel));
       }
       if constexpr (has_from_output) {
-        impl(n + "_backward_from_output",
-             torch::dispatch(device, &backward_from_output_kernel));
+        impl(n + "_backward_from_output", torch::dispatch(device, &backward_from_output_kernel));
       }
     }
     impl(n + "_", torch::dispatch(DispatchKey::ADInplaceOrView, &inplace_view_kernel));
@@ -482,6 +486,9 @@ struct family<Policy, std::index_sequence<I...>> {
 
 /// Registers activation type `Policy` as the op family `ns::name` (see the file comment).
 /// `params` is a string literal of schema parameters with defaults, "" for none.
-#define CUACT_TORCH_OP_FAMILY(library, ns, name, Policy, params)                              \
-  ::cuact::torch_ops::family<Policy, std::make_index_sequence<::cuact::torch_ops::count_params( \
-                                         params)>>::define(library, #ns, #name, params)
+#define CUACT_TORCH_OP_FAMILY(library, ns, name, Policy, params)                                   \
+  ::cuact::torch_ops::family<                                                                      \
+      Policy, std::make_index_sequence<::cuact::torch_ops::count_params(params)>>::define(library, \
+                                                                                          #ns,     \
+                                                                                          #name,   \
+                                                                                          params)

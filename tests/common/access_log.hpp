@@ -20,9 +20,8 @@ class access_log {
  public:
   /// Registers [begin, begin + bytes); returns its index.
   std::size_t add_region(const void* begin, std::size_t bytes) {
-    regions_.push_back({static_cast<const char*>(begin), bytes,
-                        std::vector<std::uint8_t>(bytes), std::vector<std::uint8_t>(bytes),
-                        std::vector<std::int64_t>(bytes, -1)});
+    regions_.push_back({static_cast<const char*>(begin), bytes, std::vector<std::uint8_t>(bytes),
+                        std::vector<std::uint8_t>(bytes), std::vector<std::int64_t>(bytes, -1)});
     return regions_.size() - 1;
   }
   void set_thread(std::int64_t thread) { thread_ = thread; }
@@ -33,7 +32,8 @@ class access_log {
     for (region& r : regions_) {
       if (c >= r.begin && c + size <= r.begin + r.bytes) {
         for (std::size_t b = static_cast<std::size_t>(c - r.begin), e = b + size; b < e; ++b) {
-          if (r.thread[b] != -1 && r.thread[b] != thread_) fail("byte touched by two threads", c, size);
+          if (r.thread[b] != -1 && r.thread[b] != thread_)
+            fail("byte touched by two threads", c, size);
           r.thread[b] = thread_;
           if (is_store) {
             ++r.writes[b];

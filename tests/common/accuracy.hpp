@@ -56,8 +56,8 @@ double ulp_of(double v) {
 /// How a result compares with its reference.
 struct verdict {
   bool ok;
-  double ulps;     ///< distance to the correctly rounded reference (0 for exact NaN/inf/zero rules)
-  bool by_bound;   ///< admitted by an absolute bound, not by ulps
+  double ulps;    ///< distance to the correctly rounded reference (0 for exact NaN/inf/zero rules)
+  bool by_bound;  ///< admitted by an absolute bound, not by ulps
 };
 
 /// `actual` against the exact `reference` under `tol`: NaN only for NaN; infinities exactly; an
@@ -94,7 +94,8 @@ struct pass_tally {
   std::vector<std::string> first_failures;
 
   template <class T>
-  void record(const verdict& v, T x, T actual, real reference, T second = T{}, bool has_second = false) {
+  void record(const verdict& v, T x, T actual, real reference, T second = T{},
+              bool has_second = false) {
     ++checked;
     if (v.by_bound) ++by_bound;
     if (v.ok && !v.by_bound && v.ulps > worst_ulps) {
@@ -126,21 +127,77 @@ std::vector<T> accuracy_inputs(const Row& row, std::size_t n, std::uint64_t seed
   std::vector<T> xs;
   if constexpr (sizeof(T) == 2) {
     xs.reserve(65536);
-    for (std::uint32_t b = 0; b < 65536; ++b) xs.push_back(value_of_bits<T>(static_cast<std::uint16_t>(b)));
+    for (std::uint32_t b = 0; b < 65536; ++b)
+      xs.push_back(value_of_bits<T>(static_cast<std::uint16_t>(b)));
   } else {
     constexpr int m = format_of<T>::m, bias = format_of<T>::bias;
     const double inf = std::numeric_limits<double>::infinity();
     const double denorm_min = std::ldexp(1.0, 1 - bias - m), min_normal = std::ldexp(1.0, 1 - bias);
     const double max_finite = std::ldexp(2.0 - std::ldexp(1.0, -m), bias);
-    const double specials[] = {std::nan(""), inf, -inf, 0.0, -0.0, denorm_min, -denorm_min,
-                               3 * denorm_min, -3 * denorm_min, min_normal - denorm_min,
-                               -(min_normal - denorm_min), min_normal, -min_normal, max_finite,
-                               -max_finite, 1e-30, -1e-30, 1e-8, -1e-8, 1e-4, -1e-4, 0.125, -0.125,
-                               0.25, -0.25, 0.5, -0.5, 1, -1, 2, -2, 3, -3, 6, 20, -20, 30, -30,
-                               -1.2784645427610738, -1.1923473371066, -0.7517915243, -0.7517595,
-                               -87.33654, -88.72284, 88.72284, -103.97208, -104, -150, -745.1, 745.1,
-                               -709.78, 709.78, -1000, 1000, 1e10, -1e10, 1e30, -1e30, 7e12, -7e12,
-                               2e19, -2e19, 65504, -65504};
+    const double specials[] = {std::nan(""),
+                               inf,
+                               -inf,
+                               0.0,
+                               -0.0,
+                               denorm_min,
+                               -denorm_min,
+                               3 * denorm_min,
+                               -3 * denorm_min,
+                               min_normal - denorm_min,
+                               -(min_normal - denorm_min),
+                               min_normal,
+                               -min_normal,
+                               max_finite,
+                               -max_finite,
+                               1e-30,
+                               -1e-30,
+                               1e-8,
+                               -1e-8,
+                               1e-4,
+                               -1e-4,
+                               0.125,
+                               -0.125,
+                               0.25,
+                               -0.25,
+                               0.5,
+                               -0.5,
+                               1,
+                               -1,
+                               2,
+                               -2,
+                               3,
+                               -3,
+                               6,
+                               20,
+                               -20,
+                               30,
+                               -30,
+                               -1.2784645427610738,
+                               -1.1923473371066,
+                               -0.7517915243,
+                               -0.7517595,
+                               -87.33654,
+                               -88.72284,
+                               88.72284,
+                               -103.97208,
+                               -104,
+                               -150,
+                               -745.1,
+                               745.1,
+                               -709.78,
+                               709.78,
+                               -1000,
+                               1000,
+                               1e10,
+                               -1e10,
+                               1e30,
+                               -1e30,
+                               7e12,
+                               -7e12,
+                               2e19,
+                               -2e19,
+                               65504,
+                               -65504};
     for (double s : specials) xs.push_back(static_cast<T>(s));
     for (int k = 0; k < row.kink.count; ++k) {
       const T at = static_cast<T>(row.kink.at[k]);
@@ -211,7 +268,8 @@ real reference_gradient_from_output(const Row& row, double y, double dy) {
 template <class T>
 double underflow_slack(double dy) {
   return std::isfinite(dy)
-             ? std::fabs(dy) * 2 * static_cast<double>(std::numeric_limits<compute_of<T>>::denorm_min())
+             ? std::fabs(dy) * 2 *
+                   static_cast<double>(std::numeric_limits<compute_of<T>>::denorm_min())
              : 0;
 }
 
@@ -225,8 +283,8 @@ struct row_results {
 /// Compares every result of a row at dtype T with its reference; returns the tallies of the
 /// forward, backward (dy = 1, then random dy) and from-output passes.
 template <class T, class Row>
-std::vector<pass_tally> judge_row(const Row& row, const std::vector<T>& xs, const std::vector<T>& dys,
-                                  const row_results<T>& got) {
+std::vector<pass_tally> judge_row(const Row& row, const std::vector<T>& xs,
+                                  const std::vector<T>& dys, const row_results<T>& got) {
   using A = typename Row::activation_type;
   const tolerance& ftol = row.tol.template of<T>();
   tolerance dtol = row.derivative_tol.template of<T>();
@@ -245,10 +303,11 @@ std::vector<pass_tally> judge_row(const Row& row, const std::vector<T>& xs, cons
     t[0].record(judge(ftol, got.y[i], f, x), xs[i], got.y[i], f);
     if constexpr (cuact::has_derivative_v<A>) {
       const real d1 = reference_gradient<T>(row, x, 1.0);
-      t[1].record(judge(dtol, got.dx_one[i], d1, x, underflow_slack<T>(1.0)), xs[i], got.dx_one[i], d1);
+      t[1].record(judge(dtol, got.dx_one[i], d1, x, underflow_slack<T>(1.0)), xs[i], got.dx_one[i],
+                  d1);
       const real g = reference_gradient<T>(row, x, dy);
-      t[2].record(judge(gtol, got.dx[i], g, x, underflow_slack<T>(dy), std::fabs(dy)), xs[i], got.dx[i],
-                  g, dys[i], true);
+      t[2].record(judge(gtol, got.dx[i], g, x, underflow_slack<T>(dy), std::fabs(dy)), xs[i],
+                  got.dx[i], g, dys[i], true);
     }
     if constexpr (cuact::has_derivative_from_output_v<A>) {
       const double y = to_double(got.y[i]);
@@ -256,8 +315,8 @@ std::vector<pass_tally> judge_row(const Row& row, const std::vector<T>& xs, cons
       t[3].record(judge(dtol, got.dx_from_y_one[i], d1, y, underflow_slack<T>(1.0)), got.y[i],
                   got.dx_from_y_one[i], d1);
       const real g = reference_gradient_from_output<T>(row, y, dy);
-      t[4].record(judge(gtol, got.dx_from_y[i], g, y, underflow_slack<T>(dy), std::fabs(dy)), got.y[i],
-                  got.dx_from_y[i], g, dys[i], true);
+      t[4].record(judge(gtol, got.dx_from_y[i], g, y, underflow_slack<T>(dy), std::fabs(dy)),
+                  got.y[i], got.dx_from_y[i], g, dys[i], true);
     }
     (void)one;
   }
@@ -270,9 +329,10 @@ std::vector<pass_tally> judge_row(const Row& row, const std::vector<T>& xs, cons
 template <class T>
 void print_tallies(const char* platform, const char* row, const std::vector<pass_tally>& tallies) {
   for (const auto& p : tallies) {
-    std::printf("%s %-20s %-9s %-23s worst %3.0f ulp at x = %-12.6g %7zu by bound  %zu/%zu failed\n",
-                platform, row, type_name<T>().c_str(), p.what.c_str(), p.worst_ulps, p.worst_x,
-                p.by_bound, p.failures, p.checked);
+    std::printf(
+        "%s %-20s %-9s %-23s worst %3.0f ulp at x = %-12.6g %7zu by bound  %zu/%zu failed\n",
+        platform, row, type_name<T>().c_str(), p.what.c_str(), p.worst_ulps, p.worst_x, p.by_bound,
+        p.failures, p.checked);
     for (const auto& f : p.first_failures) std::printf("    %s\n", f.c_str());
   }
 }

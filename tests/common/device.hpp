@@ -154,7 +154,9 @@ class guarded_arena {
 inline __device__ std::size_t global_thread() {
   return static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
 }
-inline __device__ std::size_t grid_threads() { return static_cast<std::size_t>(gridDim.x) * blockDim.x; }
+inline __device__ std::size_t grid_threads() {
+  return static_cast<std::size_t>(gridDim.x) * blockDim.x;
+}
 
 template <class T>
 __global__ void fill_hash_kernel(T* out, std::size_t n, std::uint64_t seed) {
@@ -172,7 +174,8 @@ void fill_hash(T* out, std::size_t n, std::uint64_t seed, cudaStream_t stream = 
 
 template <class T>
 __global__ void poison_kernel(const T* expected, T* out, std::size_t n) {
-  for (std::size_t i = global_thread(); i < n; i += grid_threads()) out[i] = poison_for(expected[i]);
+  for (std::size_t i = global_thread(); i < n; i += grid_threads())
+    out[i] = poison_for(expected[i]);
 }
 /// out[i] = poison_for(expected[i]): a value no correct run leaves there.
 template <class T>
@@ -184,8 +187,8 @@ void poison(const T* expected, T* out, std::size_t n, cudaStream_t stream = null
 
 template <class Op, class... Out, class... In, std::size_t... O, std::size_t... I>
 __device__ void reference_element(const Op& op, std::size_t i, const cuda::std::tuple<Out*...>& out,
-                                  const cuda::std::tuple<const In*...>& in, std::index_sequence<O...>,
-                                  std::index_sequence<I...>) {
+                                  const cuda::std::tuple<const In*...>& in,
+                                  std::index_sequence<O...>, std::index_sequence<I...>) {
   const cuda::std::tuple<Out...> r = evaluate<Out...>(op, i, cuda::std::get<I>(in)[i]...);
   ((cuda::std::get<O>(out)[i] = cuda::std::get<O>(r)), ...);
 }
@@ -195,7 +198,8 @@ template <class Op, class OutTuple, class InTuple>
 __global__ void reference_kernel(Op op, std::size_t n, OutTuple out, InTuple in) {
   const std::size_t i = global_thread();
   if (i < n) {
-    reference_element(op, i, out, in, std::make_index_sequence<cuda::std::tuple_size<OutTuple>::value>{},
+    reference_element(op, i, out, in,
+                      std::make_index_sequence<cuda::std::tuple_size<OutTuple>::value>{},
                       std::make_index_sequence<cuda::std::tuple_size<InTuple>::value>{});
   }
 }
@@ -209,8 +213,9 @@ void compute_reference(const Op& op, std::size_t n, cuda::std::tuple<Out*...> ou
 /// For a huge array filled by fill_hash<In>(seed): at each sampled index, what the array holds
 /// now (`got`) and what op gives for the hashed input there (`expected`), and the input itself.
 template <class Op, class Out, class In>
-__global__ void sample_kernel(Op op, std::uint64_t seed, const std::size_t* index, std::size_t count,
-                              const Out* output, const In* input, Out* got, Out* expected, In* input_now) {
+__global__ void sample_kernel(Op op, std::uint64_t seed, const std::size_t* index,
+                              std::size_t count, const Out* output, const In* input, Out* got,
+                              Out* expected, In* input_now) {
   for (std::size_t k = global_thread(); k < count; k += grid_threads()) {
     const std::size_t i = index[k];
     got[k] = output[i];

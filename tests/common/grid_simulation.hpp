@@ -73,10 +73,12 @@ class elementwise_sim<V, Op, cuact::detail::type_list<Out...>, cuact::detail::ty
     const std::size_t in_size[] = {sizeof(In)...};
     const std::size_t out_size[] = {sizeof(Out)...};
     for (std::size_t k = 0; k < num_in; ++k) {
-      in_.push_back(std::make_unique<guarded_host_bytes>(l_.n * in_size[k], l_.in_offset[k] * in_size[k]));
+      in_.push_back(
+          std::make_unique<guarded_host_bytes>(l_.n * in_size[k], l_.in_offset[k] * in_size[k]));
     }
     for (std::size_t m = 0; m < num_out; ++m) {
-      out_.push_back(std::make_unique<guarded_host_bytes>(l_.n * out_size[m], l_.out_offset[m] * out_size[m]));
+      out_.push_back(
+          std::make_unique<guarded_host_bytes>(l_.n * out_size[m], l_.out_offset[m] * out_size[m]));
     }
     if (l_.in_place >= 0 && in_size[l_.in_place] != out_size[0]) {
       result_.problems += "bad layout: in place over an input of another size; ";
@@ -114,7 +116,8 @@ class elementwise_sim<V, Op, cuact::detail::type_list<Out...>, cuact::detail::ty
   template <std::size_t... M>
   cuda::std::tuple<Out*...> output_pointers(std::index_sequence<M...>) const {
     return cuda::std::tuple<Out*...>(static_cast<Out*>(
-        M == 0 && l_.in_place >= 0 ? in_[static_cast<std::size_t>(l_.in_place)]->data() : out_[M]->data())...);
+        M == 0 && l_.in_place >= 0 ? in_[static_cast<std::size_t>(l_.in_place)]->data()
+                                   : out_[M]->data())...);
   }
   template <std::size_t... K>
   void fill_inputs(std::index_sequence<K...>) {
@@ -143,8 +146,11 @@ class elementwise_sim<V, Op, cuact::detail::type_list<Out...>, cuact::detail::ty
   template <class Params>
   void check_split(const Params& p) {
     std::vector<std::pair<std::uintptr_t, std::size_t>> pointers;  // address, element size
-    cuda::std::apply([&](auto*... q) { (pointers.push_back({reinterpret_cast<std::uintptr_t>(q), sizeof(*q)}), ...); },
-                     cuda::std::tuple_cat(outputs_, inputs_));
+    cuda::std::apply(
+        [&](auto*... q) {
+          (pointers.push_back({reinterpret_cast<std::uintptr_t>(q), sizeof(*q)}), ...);
+        },
+        cuda::std::tuple_cat(outputs_, inputs_));
     bool co_aligned = true;
     for (const auto& [address, size] : pointers) {
       co_aligned = co_aligned && address / size % V == pointers[0].first / pointers[0].second % V;
@@ -183,21 +189,24 @@ class elementwise_sim<V, Op, cuact::detail::type_list<Out...>, cuact::detail::ty
       cuact::elementwise_thread(p, t, num_threads, recording_access{&log});
     });
     std::string& problems = result_.problems;
-    const std::string where = " (grid " + std::to_string(grid.blocks) + "x" + std::to_string(grid.threads) + ")";
+    const std::string where =
+        " (grid " + std::to_string(grid.blocks) + "x" + std::to_string(grid.threads) + ")";
     for (const std::string& e : log.errors()) problems += e + where + "; ";
     for (std::size_t k = 0; k < num_in; ++k) {
       const int writes = static_cast<int>(k) == l_.in_place ? 1 : 0;
       if (!log.each_byte(in_region[k], 1, writes)) {
         problems += "input " + std::to_string(k) + " not read exactly once" + where + "; ";
       }
-      if (!in_[k]->guards_intact()) problems += "bytes around input " + std::to_string(k) + " changed; ";
+      if (!in_[k]->guards_intact())
+        problems += "bytes around input " + std::to_string(k) + " changed; ";
     }
     for (std::size_t m = 0; m < num_out; ++m) {
       if (m == 0 && l_.in_place >= 0) continue;
       if (!log.each_byte(out_region[m], 0, 1)) {
         problems += "output " + std::to_string(m) + " not written exactly once" + where + "; ";
       }
-      if (!out_[m]->guards_intact()) problems += "bytes around output " + std::to_string(m) + " changed; ";
+      if (!out_[m]->guards_intact())
+        problems += "bytes around output " + std::to_string(m) + " changed; ";
     }
     check_inputs(in_seq{});
     check_outputs(out_seq{}, where);
@@ -232,7 +241,8 @@ class elementwise_sim<V, Op, cuact::detail::type_list<Out...>, cuact::detail::ty
     const auto* p = static_cast<const in_t<K>*>(in_[K]->data());
     for (std::size_t i = 0; i < l_.n; ++i) {
       if (bits_of(p[i]) != hash_bits<in_t<K>>(l_.seed + K, i)) {
-        result_.problems += "input " + std::to_string(K) + " modified at " + std::to_string(i) + "; ";
+        result_.problems +=
+            "input " + std::to_string(K) + " modified at " + std::to_string(i) + "; ";
         return;
       }
     }
@@ -249,7 +259,8 @@ class elementwise_sim<V, Op, cuact::detail::type_list<Out...>, cuact::detail::ty
       if (same_result(p[i], expected[i])) continue;
       if (result_.bad++ < 4) {
         result_.problems += "output " + std::to_string(M) + " element " + std::to_string(i) +
-                            " is " + describe(p[i]) + ", expected " + describe(expected[i]) + where + "; ";
+                            " is " + describe(p[i]) + ", expected " + describe(expected[i]) +
+                            where + "; ";
       }
     }
   }
@@ -274,7 +285,8 @@ sim_result simulate_elementwise(const Op& op, cuact::detail::type_list<Out...> o
                                 const std::vector<grid_shape>& grids) {
   (void)outs;
   (void)ins;
-  elementwise_sim<V, Op, cuact::detail::type_list<Out...>, cuact::detail::type_list<In...>> sim(op, layout);
+  elementwise_sim<V, Op, cuact::detail::type_list<Out...>, cuact::detail::type_list<In...>> sim(
+      op, layout);
   return sim.run(grids);
 }
 
@@ -288,7 +300,8 @@ std::vector<grid_shape> grids_for(const Params& p, bool all, std::size_t passes 
   const std::size_t vector_threads = (p.vectors + k - 1) / k;
   const std::size_t threads = std::max(vector_threads, p.head + p.tail);
   const std::size_t block = cuact::detail::threads_per_block;
-  const grid_shape model{std::max<std::size_t>(1, cuact::detail::grid_blocks(threads, block)), block};
+  const grid_shape model{std::max<std::size_t>(1, cuact::detail::grid_blocks(threads, block)),
+                         block};
   std::vector<grid_shape> grids{model};
   if (all) {
     grids.push_back({1, 1});

@@ -42,10 +42,14 @@ struct tolerances {
   tolerance bf16{1};
   template <class T>
   const tolerance& of() const {
-    if constexpr (sizeof(T) == 8) return f64;
-    else if constexpr (sizeof(T) == 4) return f32;
-    else if constexpr (std::is_same_v<T, __half>) return f16;
-    else return bf16;
+    if constexpr (sizeof(T) == 8)
+      return f64;
+    else if constexpr (sizeof(T) == 4)
+      return f32;
+    else if constexpr (std::is_same_v<T, __half>)
+      return f16;
+    else
+      return bf16;
   }
 };
 
@@ -81,12 +85,12 @@ template <class Activation, class Forward = unary_reference<Activation>,
           class Derivative = unary_reference<Activation>>
 struct activation_row {
   using activation_type = Activation;
-  const char* name;           ///< cuact's and torch.nn.functional's name
-  Activation act;             ///< instance with the parameters the row tests (non-default ones)
-  Forward forward;            ///< real(real x): reference act(x)
-  Derivative derivative;      ///< real(real x): reference act'(x) as PyTorch's backward
+  const char* name;       ///< cuact's and torch.nn.functional's name
+  Activation act;         ///< instance with the parameters the row tests (non-default ones)
+  Forward forward;        ///< real(real x): reference act(x)
+  Derivative derivative;  ///< real(real x): reference act'(x) as PyTorch's backward
   kinks kink;
-  double domain_low = -30;    ///< inputs drawn from [domain_low, domain_high] plus special values
+  double domain_low = -30;  ///< inputs drawn from [domain_low, domain_high] plus special values
   double domain_high = 30;
   tolerances tol = {};
   tolerances derivative_tol = {};
@@ -271,8 +275,9 @@ inline real logsigmoid_derivative(const cuact::logsigmoid&, real x) { return sig
 
 inline real softplus(const cuact::softplus& a, real x) {
   const real v = x * real(a.beta);
-  return v > a.threshold ? x
-                         : (v > 0 ? x : real(0)) + std::log1p(std::exp(-std::fabs(v))) / real(a.beta);
+  return v > a.threshold
+             ? x
+             : (v > 0 ? x : real(0)) + std::log1p(std::exp(-std::fabs(v))) / real(a.beta);
 }
 inline real softplus_derivative(const cuact::softplus& a, real x) {
   const real v = x * real(a.beta);
@@ -300,11 +305,12 @@ inline real tanh_derivative(const cuact::tanh&, real x) {
 inline real tanh_from_output(const cuact::tanh&, real y) { return std::fma(-y, y, real(1)); }
 
 inline real tanhshrink(const cuact::tanhshrink&, real x) {
-  if (x == 0) return x - x;  // +0 for -0 too, as PyTorch's x - tanh(x)
+  if (x == 0) return x - x;          // +0 for -0 too, as PyTorch's x - tanh(x)
   if (std::fabs(x) < real(0.125)) {  // x - tanh(x) cancels even in long double: its Taylor series
     const real x2 = x * x;
-    const real c[] = {real(1) / 3, real(-2) / 15, real(17) / 315, real(-62) / 2835,
-                      real(1382) / 155925, real(-21844) / 6081075, real(929569) / 638512875};
+    const real c[] = {
+        real(1) / 3,         real(-2) / 15,          real(17) / 315,          real(-62) / 2835,
+        real(1382) / 155925, real(-21844) / 6081075, real(929569) / 638512875};
     real p = 0;
     for (int i = 6; i >= 0; --i) p = p * x2 + c[i];
     return p * x2 * x;
@@ -318,7 +324,8 @@ inline real tanhshrink_derivative(const cuact::tanhshrink&, real x) {
 inline real gelu_cdf_(real x) { return std::erfc(-x / std::sqrt(real(2))) / 2; }
 inline real gelu(const cuact::gelu&, real x) { return x * gelu_cdf_(x); }  // -inf: NaN
 inline real gelu_derivative(const cuact::gelu&, real x) {
-  const real pdf = std::exp(-x * x / 2) / std::sqrt(2 * real(3.14159265358979323846264338327950288L));
+  const real pdf =
+      std::exp(-x * x / 2) / std::sqrt(2 * real(3.14159265358979323846264338327950288L));
   // Phi + x phi < 0 underflows in long double: the smallest negative number (a zero of either
   // sign in every dtype, not an exact zero)
   if (x < -100 && std::isfinite(x)) return -std::numeric_limits<real>::denorm_min();
@@ -366,8 +373,7 @@ inline auto activation_table() {
           kinks{{-2, 3.5}, 2})
           .with_gradient(r::hardtanh_gradient)
           .with_from_output(r::hardtanh_derivative, r::hardtanh_gradient),
-      row("leaky_relu", cuact::leaky_relu{}, r::leaky_relu, r::leaky_relu_derivative,
-          kinks{{0}, 1})
+      row("leaky_relu", cuact::leaky_relu{}, r::leaky_relu, r::leaky_relu_derivative, kinks{{0}, 1})
           .with_from_output(r::leaky_relu_derivative),
       row("leaky_relu(0.25)", cuact::leaky_relu{0.25}, r::leaky_relu, r::leaky_relu_derivative,
           kinks{{0}, 1})
@@ -380,7 +386,8 @@ inline auto activation_table() {
           .with_from_output(r::celu_from_output),
       // double: erfc is documented at 5 ulp (CUDA, glibc)
       row("gelu", cuact::gelu{}, r::gelu, r::gelu_derivative)
-          .with_tolerances(tolerances{{6}}, tolerances{{6, 4}, {4, 4}, {1, 1.0 / 64}, {1, 1.0 / 64}}),
+          .with_tolerances(tolerances{{6}},
+                           tolerances{{6, 4}, {4, 4}, {1, 1.0 / 64}, {1, 1.0 / 64}}),
       row("gelu_tanh", cuact::gelu_tanh{}, r::gelu_tanh, r::gelu_tanh_derivative)
           .with_derivative_tolerances(crossing),
       row("silu", cuact::silu{}, r::silu, r::silu_derivative).with_derivative_tolerances(crossing),
@@ -392,8 +399,7 @@ inline auto activation_table() {
       row("hardsigmoid", cuact::hardsigmoid{}, r::hardsigmoid, r::hardsigmoid_derivative,
           kinks{{-3, 3}, 2})
           .with_gradient(r::hardsigmoid_gradient),
-      row("hardswish", cuact::hardswish{}, r::hardswish, r::hardswish_derivative,
-          kinks{{-3, 3}, 2})
+      row("hardswish", cuact::hardswish{}, r::hardswish, r::hardswish_derivative, kinks{{-3, 3}, 2})
           .with_gradient(r::hardswish_gradient),
       row("softplus(2,10)", cuact::softplus{2.0, 10.0}, r::softplus, r::softplus_derivative,
           kinks{{5}, 1}),
@@ -407,8 +413,8 @@ inline auto activation_table() {
       row("hardshrink", cuact::hardshrink{}, r::hardshrink, r::hardshrink_derivative,
           kinks{{-0.5, 0.5}, 2})
           .with_gradient(r::hardshrink_gradient),
-      row("threshold(0.75,-2)", cuact::threshold{0.75, -2.0}, r::threshold,
-          r::threshold_derivative, kinks{{0.75}, 1})
+      row("threshold(0.75,-2)", cuact::threshold{0.75, -2.0}, r::threshold, r::threshold_derivative,
+          kinks{{0.75}, 1})
           .with_gradient(r::threshold_gradient));
 }
 

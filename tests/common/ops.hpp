@@ -32,9 +32,10 @@ constexpr int pass_inputs(pass p) { return p == pass::forward ? 1 : 2; }
 
 /// Whether activation A has pass P (backward needs a derivative, from-output its own).
 template <pass P, class A>
-inline constexpr bool pass_applies_v =
-    P == pass::forward || (P == pass::backward ? cuact::has_derivative_v<A>
-                                               : cuact::has_derivative_from_output_v<A>);
+inline constexpr bool pass_applies_v = P == pass::forward ||
+                                       (P == pass::backward
+                                            ? cuact::has_derivative_v<A>
+                                            : cuact::has_derivative_from_output_v<A>);
 
 /// Whether a row of the table gets the deep matrices (every explicit width, every vectors per
 /// thread, direct launches, large n): one cheap and one compute-heavy activation stand for the
@@ -53,10 +54,10 @@ void for_each_pass(F&& f) {
 /// The elementwise op of pass P of `act` for storage type Out.
 template <pass P, class Out, class A>
 auto pass_op(const A& act) {
-  using op_t = std::conditional_t<
-      P == pass::forward, cuact::forward_op<A, Out>,
-      std::conditional_t<P == pass::backward, cuact::gradient_op<A, Out>,
-                         cuact::gradient_from_output_op<A, Out>>>;
+  using op_t =
+      std::conditional_t<P == pass::forward, cuact::forward_op<A, Out>,
+                         std::conditional_t<P == pass::backward, cuact::gradient_op<A, Out>,
+                                            cuact::gradient_from_output_op<A, Out>>>;
   op_t op{};  // the adaptors are aggregates (some with an empty base): set the member
   op.act = act;
   return op;

@@ -86,12 +86,18 @@ inline double to_double(T v) {
 
 template <class T>
 std::string type_name() {
-  if constexpr (std::is_same_v<T, float>) return "float";
-  else if constexpr (std::is_same_v<T, double>) return "double";
-  else if constexpr (std::is_same_v<T, __half>) return "half";
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return "bfloat16";
-  else if constexpr (std::is_same_v<T, __nv_fp8_e4m3>) return "fp8_e4m3";
-  else return "fp8_e5m2";
+  if constexpr (std::is_same_v<T, float>)
+    return "float";
+  else if constexpr (std::is_same_v<T, double>)
+    return "double";
+  else if constexpr (std::is_same_v<T, __half>)
+    return "half";
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return "bfloat16";
+  else if constexpr (std::is_same_v<T, __nv_fp8_e4m3>)
+    return "fp8_e4m3";
+  else
+    return "fp8_e5m2";
 }
 
 /// "value (0xbits)".
@@ -120,7 +126,8 @@ template <class T>
 __host__ __device__ inline T poison_for(T expected) {
   constexpr int m = format_of<T>::m;
   constexpr bits_t<T> one = static_cast<bits_t<T>>(bits_t<T>(format_of<T>::bias) << m);
-  constexpr bits_t<T> all_but_sign = static_cast<bits_t<T>>(static_cast<bits_t<T>>(~bits_t<T>(0)) >> 1);
+  constexpr bits_t<T> all_but_sign =
+      static_cast<bits_t<T>>(static_cast<bits_t<T>>(~bits_t<T>(0)) >> 1);
   // +NaN with payload ...101 (e4m3 has one NaN per sign)
   constexpr bits_t<T> quiet_nan = std::is_same_v<T, __nv_fp8_e4m3>
                                       ? all_but_sign

@@ -41,7 +41,9 @@ cudaError_t all_entries(T* a, T* b, T* c, std::uint32_t* mask, std::size_t n, cu
   e = e != cudaSuccess ? e : cuact::forward(leaky_relu{0.2f}, a, b, n, s);
   e = e != cudaSuccess ? e : cuact::forward(leaky_relu{}, a, n, s);  // in place
   e = e != cudaSuccess ? e : cuact::forward<1>(cuact::relu{}, a, b, n, s);
-  e = e != cudaSuccess ? e : cuact::forward<static_cast<int>(16 / sizeof(T))>(cuact::selu{}, a, b, n, s);
+  e = e != cudaSuccess
+          ? e
+          : cuact::forward<static_cast<int>(16 / sizeof(T))>(cuact::selu{}, a, b, n, s);
   e = e != cudaSuccess ? e : cuact::backward(square_plus{}, a, b, c, n, s);
   e = e != cudaSuccess ? e : cuact::backward(cuact::relu{}, a, b, c, n, s);
   e = e != cudaSuccess ? e : cuact::backward(cuact::selu{}, a, b, b, n, s);  // dx == dy
@@ -53,8 +55,10 @@ cudaError_t all_entries(T* a, T* b, T* c, std::uint32_t* mask, std::size_t n, cu
 }
 
 template cudaError_t all_entries(float*, float*, float*, std::uint32_t*, std::size_t, cudaStream_t);
-template cudaError_t all_entries(double*, double*, double*, std::uint32_t*, std::size_t, cudaStream_t);
-template cudaError_t all_entries(__half*, __half*, __half*, std::uint32_t*, std::size_t, cudaStream_t);
+template cudaError_t all_entries(double*, double*, double*, std::uint32_t*, std::size_t,
+                                 cudaStream_t);
+template cudaError_t all_entries(__half*, __half*, __half*, std::uint32_t*, std::size_t,
+                                 cudaStream_t);
 template cudaError_t all_entries(__nv_bfloat16*, __nv_bfloat16*, __nv_bfloat16*, std::uint32_t*,
                                  std::size_t, cudaStream_t);
 
@@ -66,20 +70,22 @@ struct relu_and_product {
   }
 };
 
-cudaError_t transforms(const float* x, const float* dy, __nv_bfloat16* y, float* p, __nv_fp8_e4m3* q,
-                       __nv_fp8_e5m2* r, std::size_t n, cudaStream_t s) {
-  cudaError_t e = cuact::transform(relu_and_product{}, cuact::outputs(y, p), n, cuact::inputs(x, dy), s);
+cudaError_t transforms(const float* x, const float* dy, __nv_bfloat16* y, float* p,
+                       __nv_fp8_e4m3* q, __nv_fp8_e5m2* r, std::size_t n, cudaStream_t s) {
+  cudaError_t e =
+      cuact::transform(relu_and_product{}, cuact::outputs(y, p), n, cuact::inputs(x, dy), s);
   e = e != cudaSuccess ? e
-                       : cuact::transform(cuact::forward_op<cuact::selu, __nv_fp8_e4m3>{}, cuact::outputs(q), n,
-                                          cuact::inputs(x), s);
+                       : cuact::transform(cuact::forward_op<cuact::selu, __nv_fp8_e4m3>{},
+                                          cuact::outputs(q), n, cuact::inputs(x), s);
   e = e != cudaSuccess ? e
-                       : cuact::transform<4>(cuact::gradient_op<cuact::selu, __nv_fp8_e5m2>{}, cuact::outputs(r), n,
-                                             cuact::inputs(x, dy), s);
+                       : cuact::transform<4>(cuact::gradient_op<cuact::selu, __nv_fp8_e5m2>{},
+                                             cuact::outputs(r), n, cuact::inputs(x, dy), s);
   return e;
 }
 
 /// A custom launch of the kernel template with the user's own grid.
 void custom_launch(const float* in, float* out, std::size_t n, cudaStream_t s) {
-  const auto params = cuact::make_elementwise_params<4>(cuact::forward_op<cuact::relu, float>{}, out, n, in);
+  const auto params =
+      cuact::make_elementwise_params<4>(cuact::forward_op<cuact::relu, float>{}, out, n, in);
   cuact::elementwise_kernel<<<64, 256, 0, s>>>(params);
 }

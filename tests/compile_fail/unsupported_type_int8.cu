@@ -4,4 +4,6 @@
 
 #include <cstdint>
 
-cudaError_t call(std::int8_t* data, std::size_t n) { return cuact::forward(cuact::relu{}, data, n); }
+cudaError_t call(std::int8_t* data, std::size_t n) {
+  return cuact::forward(cuact::relu{}, data, n);
+}

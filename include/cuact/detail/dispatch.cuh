@@ -57,13 +57,15 @@ std::size_t describe_arrays(const output_arrays<Out...>& outputs, std::size_t n,
                             const input_arrays<In...>& inputs, in_place_inputs in_place,
                             const array_arg* extra, std::size_t extra_count, array_arg* arrays) {
   std::size_t used = 0;
-  cuda::std::apply([&](auto*... p) { ((arrays[used++] = array_of(p, n, array_role::output)), ...); },
-                   outputs.pointers);
+  cuda::std::apply(
+      [&](auto*... p) { ((arrays[used++] = array_of(p, n, array_role::output)), ...); },
+      outputs.pointers);
   cuda::std::apply(
       [&](auto*... p) {
-        ((arrays[used] = array_of(p, n, (in_place >> (used - sizeof...(Out))) & 1u
-                                            ? array_role::input_or_in_place
-                                            : array_role::input),
+        ((arrays[used] =
+              array_of(p, n,
+                       (in_place >> (used - sizeof...(Out))) & 1u ? array_role::input_or_in_place
+                                                                  : array_role::input),
           ++used),
          ...);
       },
@@ -97,9 +99,9 @@ cudaError_t launch_kernel_grid(void (*kernel)(Params), const Params& params, dim
 /// `extra` lists arrays the op reads by itself (the ReLU mask), validated with the others.
 template <int VecWidth, class Op, class... Out, class... In>
 cudaError_t run_elementwise(Op op, const output_arrays<Out...>& outputs, std::size_t n,
-                            const input_arrays<In...>& inputs, cudaStream_t stream,
-                            cost_hint hint, in_place_inputs in_place,
-                            const array_arg* extra = nullptr, std::size_t extra_count = 0) {
+                            const input_arrays<In...>& inputs, cudaStream_t stream, cost_hint hint,
+                            in_place_inputs in_place, const array_arg* extra = nullptr,
+                            std::size_t extra_count = 0) {
   (check_output_type<Out>(), ...);
   (check_input_type<In>(), ...);
   constexpr int width = resolve_width<VecWidth, max_size_of<Out..., In...>()>();
@@ -143,8 +145,8 @@ cudaError_t run_rows(Op op, const output_arrays<Out...>& row0_outputs,
   if (const cudaError_t status = validate_arrays(arrays, count, device); status != cudaSuccess) {
     return status;
   }
-  auto params = make_rows_params<width>(op, row0_outputs, output_pitch, rows, cols, row0_inputs,
-                                        input_pitch);
+  auto params =
+      make_rows_params<width>(op, row0_outputs, output_pitch, rows, cols, row0_inputs, input_pitch);
   using params_t = decltype(params);
   launch_shape shape{};
   if (const cudaError_t status =
@@ -166,10 +168,10 @@ cudaError_t run_sign_mask_forward(Activation act, const T* in, T* out, std::uint
                                   std::size_t n, cudaStream_t stream) {
   check_input_type<T>();
   if (n == 0) return cudaSuccess;
-  const array_arg arrays[] = {
-      array_of(out, n, array_role::output), array_of(in, n, array_role::input_or_in_place),
-      {mask, checked_bytes(mask_words(n), sizeof(std::uint32_t)), alignof(std::uint32_t),
-       array_role::output}};
+  const array_arg arrays[] = {array_of(out, n, array_role::output),
+                              array_of(in, n, array_role::input_or_in_place),
+                              {mask, checked_bytes(mask_words(n), sizeof(std::uint32_t)),
+                               alignof(std::uint32_t), array_role::output}};
   int device = 0;
   if (const cudaError_t status = validate_arrays(arrays, 3, device); status != cudaSuccess) {
     return status;
@@ -177,10 +179,9 @@ cudaError_t run_sign_mask_forward(Activation act, const T* in, T* out, std::uint
   using params_t = sign_mask_params<T, Activation>;
   const params_t params = make_sign_mask_params(act, in, out, mask, n);
   launch_shape shape{};
-  if (const cudaError_t status =
-          choose_launch_shape(sign_mask_forward_kernel<T, Activation>, device, cost_hint::light,
-                              mask_bytes(n), 0, params_t::vector_load_bytes, 2 * sizeof(T), 1,
-                              shape);
+  if (const cudaError_t status = choose_launch_shape(
+          sign_mask_forward_kernel<T, Activation>, device, cost_hint::light, mask_bytes(n), 0,
+          params_t::vector_load_bytes, 2 * sizeof(T), 1, shape);
       status != cudaSuccess) {
     return status;
   }

@@ -35,9 +35,8 @@ cudaError_t run_quantize(Op op, U* out, std::size_t n, const T* in, float* amax,
   if (n == 0) return cudaSuccess;
   const array_arg amax_array{amax, sizeof(float), alignof(float), array_role::output};
   array_arg arrays[3];
-  const std::size_t used =
-      describe_arrays(output_arrays<U>{{out}}, n, input_arrays<T>{{in}}, every_input_in_place,
-                      &amax_array, 1, arrays);
+  const std::size_t used = describe_arrays(output_arrays<U>{{out}}, n, input_arrays<T>{{in}},
+                                           every_input_in_place, &amax_array, 1, arrays);
   int device = 0;
   if (const cudaError_t status = validate_arrays(arrays, used, device); status != cudaSuccess) {
     return status;
@@ -89,14 +88,13 @@ cudaError_t run_bias_gradient(Op op, const T* x, const T* bias, const T* dy, T* 
   }
   const std::size_t n = checked_elements(rows, cols);
   const std::size_t partial_bytes = bias_gradient_workspace<VecWidth, T>(rows, cols);
-  const array_arg arrays[] = {
-      array_of(dx, n, array_role::output),
-      array_of(dbias, cols, array_role::output),
-      array_of(x, n, array_role::input_or_in_place),
-      array_of(dy, n, array_role::input_or_in_place),
-      array_of(bias, cols, array_role::input),
-      {workspace, workspace_bytes < partial_bytes ? 0 : partial_bytes, alignof(A),
-       array_role::output}};
+  const array_arg arrays[] = {array_of(dx, n, array_role::output),
+                              array_of(dbias, cols, array_role::output),
+                              array_of(x, n, array_role::input_or_in_place),
+                              array_of(dy, n, array_role::input_or_in_place),
+                              array_of(bias, cols, array_role::input),
+                              {workspace, workspace_bytes < partial_bytes ? 0 : partial_bytes,
+                               alignof(A), array_role::output}};
   if (const cudaError_t status =
           validate_arrays(arrays, workspace == nullptr && workspace_bytes == 0 ? 5 : 6, device);
       status != cudaSuccess) {
@@ -110,8 +108,8 @@ cudaError_t run_bias_gradient(Op op, const T* x, const T* bias, const T* dy, T* 
       return returned(status);
     }
   }
-  const auto params = make_bias_gradient_params<width>(op, x, bias, dy, dx,
-                                                       static_cast<A*>(partial), rows, cols);
+  const auto params =
+      make_bias_gradient_params<width>(op, x, bias, dy, dx, static_cast<A*>(partial), rows, cols);
   const row_chunks chunks = bias_gradient_chunks(rows, cols, width);
   const std::size_t column_threads =
       params.vectors > params.head + params.tail ? params.vectors : params.head + params.tail;

@@ -203,17 +203,16 @@ inline double instruction_budget(const device_facts& device, std::size_t bytes_p
 /// an element moves (inputs read plus outputs written), `max_vectors_per_thread` the kernel's cap.
 inline launch_shape model_launch_shape(const device_facts& device, const kernel_facts& kernel,
                                        cost_hint hint, std::size_t vectors, std::size_t scalars,
-                                       std::size_t vector_load_bytes,
-                                       std::size_t bytes_per_element,
+                                       std::size_t vector_load_bytes, std::size_t bytes_per_element,
                                        unsigned max_vectors_per_thread) {
   // Data whose instruction budget per element is tight (16-bit on H100/H200): an operation that
   // does not declare itself light is taken as heavy, since the register count does not tell a
   // plain user functor with log1p(exp(x)) (37 registers on sm_90) from a copy-like one (35): two
   // passes cost a cheap op about 1% and win 5-25% for a heavy one (bench --user, --shapes).
   const bool tight = instruction_budget(device, bytes_per_element) < instruction_bound_budget;
-  const bool heavy = hint == cost_hint::heavy ||
-                     (hint == cost_hint::estimate &&
-                      (tight || kernel.registers_per_thread > heavy_register_count));
+  const bool heavy =
+      hint == cost_hint::heavy || (hint == cost_hint::estimate &&
+                                   (tight || kernel.registers_per_thread > heavy_register_count));
   const double resident_threads =
       static_cast<double>(kernel.resident_blocks_per_sm) * threads_per_block;
   const double target_bytes = device.bytes_per_second / device.sm_count * load_latency_seconds;
@@ -226,7 +225,8 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
     passes = 1;
   }
   k = k < 1 ? 1 : (k > max_vectors_per_thread ? max_vectors_per_thread : k);
-  const std::size_t vector_threads = (vectors + std::size_t(k) * passes - 1) / (std::size_t(k) * passes);
+  const std::size_t vector_threads =
+      (vectors + std::size_t(k) * passes - 1) / (std::size_t(k) * passes);
   const std::size_t threads = vector_threads > scalars ? vector_threads : scalars;
   return {grid_blocks(threads, threads_per_block), threads_per_block, k, passes, heavy};
 }

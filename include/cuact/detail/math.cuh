@@ -30,7 +30,7 @@ struct reduced_exp {
 };
 CUACT_HOST_DEVICE reduced_exp reduce_exp(float x) {
   const float k = rintf(x * 1.44269504088896341f);
-  float r = fmaf(k, -0.693145751953125f, x);  // ln2 high part: k * ln2_hi is exact
+  float r = fmaf(k, -0.693145751953125f, x);    // ln2 high part: k * ln2_hi is exact
   r = fmaf(k, -1.42860682030941723212e-6f, r);  // ln2 low part
   float q = 1.0f / 5040;
   q = fmaf(q, r, 1.0f / 720);
@@ -152,8 +152,7 @@ CUACT_HOST_DEVICE C mul_exp_nonpositive(C m, C v, R r) {
 template <class R, class C>
 CUACT_HOST_DEVICE C expm1_nonpositive(C x, R) {
   if constexpr (rounds_to_16_bits_v<R> && sizeof(C) == 4) {
-    const float near_zero =
-        x * fmaf(x, fmaf(x, fmaf(x, 1.0f / 24, 1.0f / 6), 0.5f), 1.0f);
+    const float near_zero = x * fmaf(x, fmaf(x, fmaf(x, 1.0f / 24, 1.0f / 6), 0.5f), 1.0f);
     return x > -0.25f ? near_zero : exp2_approx_ftz(x * 1.44269504088896341f) - 1.0f;
   } else {
     return expm1_nonpositive(x);
@@ -276,7 +275,7 @@ CUACT_HOST_DEVICE split<double> over(double x, double a) {
 CUACT_HOST_DEVICE float mul_exp_bounded(float m, float v) {
   const reduced_exp e = reduce_exp(v);
   const int k = static_cast<int>(e.k);  // -159 <= k <= 0
-  const int k_high = k >> 1;  // floor: both halves stay >= -80
+  const int k_high = k >> 1;            // floor: both halves stay >= -80
   return fmaf(m, e.p, m) * cuda::std::bit_cast<float>((k_high + 127) << 23) *
          cuda::std::bit_cast<float>((k - k_high + 127) << 23);
 }

@@ -14,10 +14,10 @@ namespace detail {
 
 /// What an operation does with an array, which decides the overlaps it may have.
 enum class array_role {
-  output,               ///< written; shares no byte with another array, except an in-place input
-  input,                ///< read; may share memory with other inputs, never with an output
-  input_or_in_place,    ///< read; may also be exactly one of the outputs (same bytes): in place
-  exclusive_input,      ///< read; shares no byte with any other array (the ReLU mask)
+  output,             ///< written; shares no byte with another array, except an in-place input
+  input,              ///< read; may share memory with other inputs, never with an output
+  input_or_in_place,  ///< read; may also be exactly one of the outputs (same bytes): in place
+  exclusive_input,    ///< read; shares no byte with any other array (the ReLU mask)
 };
 
 /// One array argument of an operation, as validation sees it.

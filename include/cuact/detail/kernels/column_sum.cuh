@@ -93,8 +93,8 @@ CUACT_HOST_DEVICE void bias_gradient_columns(const bias_gradient_params<Op, VecW
     vec dx;
     CUACT_UNROLL
     for (int j = 0; j < Width; ++j) {
-      dx.elements[j] = from_compute<T>(
-          p.op(to_compute(x.elements[j]), to_compute(bias.elements[j]), to_compute(dy.elements[j])));
+      dx.elements[j] = from_compute<T>(p.op(to_compute(x.elements[j]), to_compute(bias.elements[j]),
+                                            to_compute(dy.elements[j])));
       sum[j] += static_cast<A>(to_compute(dx.elements[j]));
     }
     access.store(reinterpret_cast<vec*>(p.dx + at), dx);
@@ -135,12 +135,15 @@ CUACT_KERNEL void bias_gradient_kernel(const Params params) {
 /// Stage 1's arguments with the split of one row: vectors where x, dy, dx and bias share their
 /// offset from the vector boundary and cols keeps it from row to row, else scalars.
 template <int VecWidth, class Op, class T>
-bias_gradient_params<Op, VecWidth, T> make_bias_gradient_params(
-    Op op, const T* x, const T* bias, const T* dy, T* dx, compute_t<T>* partial,
-    std::size_t rows, std::size_t cols) {
-  bias_gradient_params<Op, VecWidth, T> p{x,    bias, dy, dx, partial, rows, cols,
-                                          bias_gradient_chunks(rows, cols, VecWidth).rows_per_chunk,
-                                          0,    0,    cols, op};
+bias_gradient_params<Op, VecWidth, T> make_bias_gradient_params(Op op, const T* x, const T* bias,
+                                                                const T* dy, T* dx,
+                                                                compute_t<T>* partial,
+                                                                std::size_t rows,
+                                                                std::size_t cols) {
+  bias_gradient_params<Op, VecWidth, T> p{
+      x,       bias, dy,   dx,
+      partial, rows, cols, bias_gradient_chunks(rows, cols, VecWidth).rows_per_chunk,
+      0,       0,    cols, op};
   const std::size_t offset = offset_in_vector<VecWidth>(x);
   const bool co_aligned = cols % VecWidth == 0 && offset_in_vector<VecWidth>(bias) == offset &&
                           offset_in_vector<VecWidth>(dy) == offset &&
@@ -164,8 +167,8 @@ CUACT_HOST_DEVICE void column_sum_thread(const A* partial, std::size_t chunks, s
   for (std::size_t c = thread; c < cols; c += num_threads) {
     A sum = access.load(reinterpret_cast<const vector_of<A, 1>*>(partial + c)).elements[0];
     for (std::size_t k = 1; k < chunks; ++k) {
-      sum += access.load(reinterpret_cast<const vector_of<A, 1>*>(partial + k * cols + c))
-                 .elements[0];
+      sum +=
+          access.load(reinterpret_cast<const vector_of<A, 1>*>(partial + k * cols + c)).elements[0];
     }
     access.store(reinterpret_cast<vector_of<T, 1>*>(out + c),
                  vector_of<T, 1>{{from_compute<T>(sum)}});

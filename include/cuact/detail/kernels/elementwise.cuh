@@ -170,8 +170,8 @@ CUACT_HOST_DEVICE vector_of<Out, Width> convert_vector(const V (&values)[Width],
 /// Applies op to `Width` consecutive elements starting at `first`: loads (already issued by the
 /// caller), converts, computes, converts, stores.
 #pragma nv_exec_check_disable
-template <int Width, class Op, int VecWidth, class... Out, class... In, class Loaded,
-          class Access, std::size_t... I, std::size_t... O>
+template <int Width, class Op, int VecWidth, class... Out, class... In, class Loaded, class Access,
+          std::size_t... I, std::size_t... O>
 CUACT_HOST_DEVICE void compute_and_store(
     const elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>& params,
     std::size_t first, const Loaded& loaded, const Access& access, std::index_sequence<I...>,
@@ -186,7 +186,9 @@ CUACT_HOST_DEVICE void compute_and_store(
   if constexpr (sizeof...(Out) == 1) {
     ((cuda::std::get<O>(results) = convert_vector<Out>(values)), ...);
   } else {
-    ((cuda::std::get<O>(results) = convert_vector<Out>(values, std::integral_constant<std::size_t, O>{})), ...);
+    ((cuda::std::get<O>(results) =
+          convert_vector<Out>(values, std::integral_constant<std::size_t, O>{})),
+     ...);
   }
   (access.store(reinterpret_cast<vector_of<Out, Width>*>(cuda::std::get<O>(params.outputs) + first),
                 cuda::std::get<O>(results)),
@@ -209,8 +211,7 @@ CUACT_HOST_DEVICE cuda::std::tuple<vector_of<In, Width>...> load_inputs(
 /// order. Correct for every (thread, num_threads) decomposition, a single thread included; each
 /// element is read and written once, by one thread, and nothing outside [0, n) is touched.
 #pragma nv_exec_check_disable
-template <class Op, int VecWidth, class... Out, class... In,
-          class Access = global_memory_access>
+template <class Op, int VecWidth, class... Out, class... In, class Access = global_memory_access>
 CUACT_HOST_DEVICE void elementwise_thread(
     const elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>& params,
     std::size_t thread, std::size_t num_threads, const Access& access = {}) {
@@ -275,7 +276,9 @@ elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>> make_param
   const std::size_t offset = offset_in_vector<VecWidth>(cuda::std::get<0>(outputs.pointers));
   const bool co_aligned = cuda::std::apply(
       [&](auto*... p) {
-        return ((reinterpret_cast<std::uintptr_t>(p) % alignof(std::remove_cv_t<std::remove_pointer_t<decltype(p)>>) == 0 &&
+        return ((reinterpret_cast<std::uintptr_t>(p) %
+                         alignof(std::remove_cv_t<std::remove_pointer_t<decltype(p)>>) ==
+                     0 &&
                  offset_in_vector<VecWidth>(p) == offset) &&
                 ...);
       },

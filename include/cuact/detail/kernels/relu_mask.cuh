@@ -21,9 +21,7 @@ namespace cuact {
 namespace detail {
 
 /// Number of 32-bit mask words for n elements.
-CUACT_HOST_DEVICE constexpr std::size_t mask_words(std::size_t n) {
-  return n / 32 + (n % 32 != 0);
-}
+CUACT_HOST_DEVICE constexpr std::size_t mask_words(std::size_t n) { return n / 32 + (n % 32 != 0); }
 
 /// Mask bytes: whole words, so the forward writes the bits past n too (as 0).
 CUACT_HOST_DEVICE constexpr std::size_t mask_bytes(std::size_t n) {

@@ -72,12 +72,11 @@ CUACT_KERNEL void rows_kernel(const RowsParams params) {
 
 /// Builds the launch arguments from row 0's arrays and the pitches. No validation.
 template <int VecWidth, class Op, class... Out, class... In>
-rows_params<elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>>
-make_rows_params(Op op, const output_arrays<Out...>& row0_outputs,
-                 const std::size_t (&output_pitch)[sizeof...(Out)], std::size_t rows,
-                 std::size_t cols, const input_arrays<In...>& row0_inputs,
-                 const std::size_t (&input_pitch)[sizeof...(In)],
-                 unsigned vectors_per_thread = 1) {
+rows_params<elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>> make_rows_params(
+    Op op, const output_arrays<Out...>& row0_outputs,
+    const std::size_t (&output_pitch)[sizeof...(Out)], std::size_t rows, std::size_t cols,
+    const input_arrays<In...>& row0_inputs, const std::size_t (&input_pitch)[sizeof...(In)],
+    unsigned vectors_per_thread = 1) {
   rows_params<elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>> p{
       make_params<VecWidth>(op, row0_outputs, cols, row0_inputs, vectors_per_thread), rows, {}, {}};
   bool pitches_keep_alignment = true;
