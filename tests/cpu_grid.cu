@@ -61,7 +61,11 @@ void relu_matrix(tally& total) {
       if (k == 1) {
         for (std::size_t o = 0; o < 16; ++o) offsets.push_back(o);
       } else {
-        offsets = {0, 1, static_cast<std::size_t>(V) - 1};
+        // push_back, not `= {...}`: g++ 12 -O3 warns (-Wnonnull, a false positive) on
+        // vector::assign from an initializer list here
+        for (std::size_t o : {std::size_t(0), std::size_t(1), std::size_t(V) - 1}) {
+          offsets.push_back(o);
+        }
       }
       for (std::size_t o : offsets) {
         const bool all_grids = o == 0 || o == 3;
