@@ -32,11 +32,21 @@ grid_shape random_grid(std::mt19937_64& rng, std::size_t work) {
   const std::size_t enough = std::max<std::size_t>(1, (work + threads - 1) / threads);
   std::size_t blocks;
   switch (rng() % 5) {
-    case 0: blocks = 1; break;
-    case 1: blocks = 1 + rng() % 8; break;
-    case 2: blocks = enough; break;
-    case 3: blocks = 2 * enough + 1; break;
-    default: blocks = 1 + rng() % enough; break;
+    case 0:
+      blocks = 1;
+      break;
+    case 1:
+      blocks = 1 + rng() % 8;
+      break;
+    case 2:
+      blocks = enough;
+      break;
+    case 3:
+      blocks = 2 * enough + 1;
+      break;
+    default:
+      blocks = 1 + rng() % enough;
+      break;
   }
   return {std::min(blocks, std::max<std::size_t>(1, (4 * work + 300) / threads)), threads};
 }
@@ -48,13 +58,15 @@ sim_layout random_layout(std::mt19937_64& rng, int inputs, int in_place_input) {
   sim_layout l;
   const double u = unit(rng);
   l.n = u < 0.5 ? rng() % 65
-      : u < 0.85 ? 65 + rng() % 4936
-                 : static_cast<std::size_t>(std::exp(std::log(5000.0) + unit(rng) * std::log(20.0)));
+        : u < 0.85
+            ? 65 + rng() % 4936
+            : static_cast<std::size_t>(std::exp(std::log(5000.0) + unit(rng) * std::log(20.0)));
   const std::size_t base = rng() % 16;
   const bool same = unit(rng) < 0.5;
   for (std::size_t& o : l.in_offset) o = same ? base : rng() % 16;
   for (std::size_t& o : l.out_offset) o = same ? base : rng() % 16;
-  if (in_place_input >= 0 && in_place_input < inputs && unit(rng) < 0.3) l.in_place = in_place_input;
+  if (in_place_input >= 0 && in_place_input < inputs && unit(rng) < 0.3)
+    l.in_place = in_place_input;
   l.vectors_per_thread = 1 + static_cast<unsigned>(rng() % 8);  // capped by the kernel
   l.seed = rng();
   return l;
@@ -62,17 +74,18 @@ sim_layout random_layout(std::mt19937_64& rng, int inputs, int in_place_input) {
 
 /// One case of `op` at width W over the given types, under one random grid.
 template <int W, class... Out, class... In, class Op>
-void fuzz_one(const Op& op, type_list<Out...> outs, type_list<In...> ins, int in_place_input, const std::string& name,
-              std::mt19937_64& rng, tally& total) {
+void fuzz_one(const Op& op, type_list<Out...> outs, type_list<In...> ins, int in_place_input,
+              const std::string& name, std::mt19937_64& rng, tally& total) {
   constexpr int V = resolved_width(W, cuact::detail::max_size_of<Out..., In...>());
   const sim_layout l = random_layout(rng, static_cast<int>(sizeof...(In)), in_place_input);
   elementwise_sim<V, Op, type_list<Out...>, type_list<In...>> sim(op, l);
   const auto p = sim.params();
   const std::size_t k = static_cast<std::size_t>(p.effective_vectors_per_thread());
   const grid_shape grid = random_grid(rng, std::max((p.vectors + k - 1) / k, p.head + p.tail));
-  const std::string what = name + " W=" + std::to_string(W) + " " +
-                           describe_layout(l, static_cast<int>(sizeof...(In)), static_cast<int>(sizeof...(Out))) +
-                           " grid=" + std::to_string(grid.blocks) + "x" + std::to_string(grid.threads);
+  const std::string what =
+      name + " W=" + std::to_string(W) + " " +
+      describe_layout(l, static_cast<int>(sizeof...(In)), static_cast<int>(sizeof...(Out))) +
+      " grid=" + std::to_string(grid.blocks) + "x" + std::to_string(grid.threads);
   report_case(sim.run({grid}), what, total, l.n);
   (void)outs;
   (void)ins;
@@ -96,17 +109,20 @@ void fuzz_table_case(std::size_t pick, std::mt19937_64& rng, tally& total) {
         int i = 0;
         for_each_width<T>([&](auto w) {
           if (i++ == choice) {
-            fuzz_one<decltype(w)::value>(pass_op<P, T>(row.act), type_list<T>{}, ins{}, in_place, name, rng, total);
+            fuzz_one<decltype(w)::value>(pass_op<P, T>(row.act), type_list<T>{}, ins{}, in_place,
+                                         name, rng, total);
           }
         });
       } else {
-        fuzz_one<cuact::auto_width>(pass_op<P, T>(row.act), type_list<T>{}, ins{}, in_place, name, rng, total);
+        fuzz_one<cuact::auto_width>(pass_op<P, T>(row.act), type_list<T>{}, ins{}, in_place, name,
+                                    rng, total);
       }
     };
     bool done = false;
     for_each_pass([&](auto p) {
       // backward passes of relu and selu only: cpu_grid_table covers every row's (fewer instantiations)
-      if constexpr (pass_applies_v<decltype(p)::value, A> && (decltype(p)::value == pass::forward || deep_row_v<A>)) {
+      if constexpr (pass_applies_v<decltype(p)::value, A> &&
+                    (decltype(p)::value == pass::forward || deep_row_v<A>)) {
         if (static_cast<unsigned>(decltype(p)::value) == which) {
           run(p);
           done = true;
@@ -128,12 +144,27 @@ struct three_in_two_out {
 void fuzz_mixed_case(std::mt19937_64& rng, tally& total) {
   using bf16 = __nv_bfloat16;
   switch (rng() % 6) {
-    case 0: return fuzz_one<cuact::auto_width>(cuact::forward_op<cuact::selu, bf16>{}, type_list<bf16>{}, type_list<float>{}, -1, "selu fp32 -> bf16", rng, total);
-    case 1: return fuzz_one<2>(cuact::forward_op<cuact::selu, bf16>{}, type_list<bf16>{}, type_list<float>{}, -1, "selu fp32 -> bf16", rng, total);
-    case 2: return fuzz_one<cuact::auto_width>(cuact::forward_op<cuact::relu, __nv_fp8_e4m3>{}, type_list<__nv_fp8_e4m3>{}, type_list<float>{}, -1, "relu fp32 -> fp8 e4m3", rng, total);
-    case 3: return fuzz_one<8>(cuact::forward_op<cuact::selu, __nv_fp8_e5m2>{}, type_list<__nv_fp8_e5m2>{}, type_list<__half>{}, -1, "selu fp16 -> fp8 e5m2", rng, total);
-    case 4: return fuzz_one<cuact::auto_width>(three_in_two_out{}, type_list<float, bf16>{}, type_list<float, __half, bf16>{}, 0, "3 -> 2 mixed", rng, total);
-    default: return fuzz_one<1>(three_in_two_out{}, type_list<double, __half>{}, type_list<double, float, bf16>{}, 0, "3 -> 2 fp64", rng, total);
+    case 0:
+      return fuzz_one<cuact::auto_width>(cuact::forward_op<cuact::selu, bf16>{}, type_list<bf16>{},
+                                         type_list<float>{}, -1, "selu fp32 -> bf16", rng, total);
+    case 1:
+      return fuzz_one<2>(cuact::forward_op<cuact::selu, bf16>{}, type_list<bf16>{},
+                         type_list<float>{}, -1, "selu fp32 -> bf16", rng, total);
+    case 2:
+      return fuzz_one<cuact::auto_width>(cuact::forward_op<cuact::relu, __nv_fp8_e4m3>{},
+                                         type_list<__nv_fp8_e4m3>{}, type_list<float>{}, -1,
+                                         "relu fp32 -> fp8 e4m3", rng, total);
+    case 3:
+      return fuzz_one<8>(cuact::forward_op<cuact::selu, __nv_fp8_e5m2>{},
+                         type_list<__nv_fp8_e5m2>{}, type_list<__half>{}, -1,
+                         "selu fp16 -> fp8 e5m2", rng, total);
+    case 4:
+      return fuzz_one<cuact::auto_width>(three_in_two_out{}, type_list<float, bf16>{},
+                                         type_list<float, __half, bf16>{}, 0, "3 -> 2 mixed", rng,
+                                         total);
+    default:
+      return fuzz_one<1>(three_in_two_out{}, type_list<double, __half>{},
+                         type_list<double, float, bf16>{}, 0, "3 -> 2 fp64", rng, total);
   }
 }
 
@@ -143,13 +174,14 @@ void fuzz_mask_case(std::mt19937_64& rng, tally& total) {
   const sim_layout l = random_layout(rng, 1, -1);
   const bool in_place = rng() % 3 == 0;
   const std::size_t n = l.n, words = cuact::relu_mask_words(n);
-  guarded_host_bytes in_array(n * sizeof(T), l.in_offset[0] * sizeof(T)), out_array(n * sizeof(T), l.out_offset[0] * sizeof(T)),
-      mask_array(words * 4, (rng() % 4) * 4);
+  guarded_host_bytes in_array(n * sizeof(T), l.in_offset[0] * sizeof(T)),
+      out_array(n * sizeof(T), l.out_offset[0] * sizeof(T)), mask_array(words * 4, (rng() % 4) * 4);
   T* const in = static_cast<T*>(in_array.data());
   T* const out = in_place ? in : static_cast<T*>(out_array.data());
   auto* const mask = static_cast<std::uint32_t*>(mask_array.data());
   for (std::size_t i = 0; i < n; ++i) in[i] = hash_value<T>(l.seed, i);
-  const auto params = cuact::detail::make_sign_mask_params(cuact::forward_op<cuact::relu, T>{}, static_cast<const T*>(in), out, mask, n);
+  const auto params = cuact::detail::make_sign_mask_params(cuact::forward_op<cuact::relu, T>{},
+                                                           static_cast<const T*>(in), out, mask, n);
   const grid_shape grid = random_grid(rng, cuact::detail::mask_bytes(n));
   access_log log;
   const std::size_t in_region = log.add_region(in, n * sizeof(T));
@@ -163,18 +195,23 @@ void fuzz_mask_case(std::mt19937_64& rng, tally& total) {
   if (!log.each_byte(in_region, 1, in_place ? 1 : 0)) r.problems += "x not read exactly once; ";
   if (!in_place && !log.each_byte(out_region, 0, 1)) r.problems += "out not written exactly once; ";
   if (!log.each_byte(mask_region, 0, 1)) r.problems += "mask not written exactly once; ";
-  if (!in_array.guards_intact() || !out_array.guards_intact() || !mask_array.guards_intact()) r.problems += "guards changed; ";
+  if (!in_array.guards_intact() || !out_array.guards_intact() || !mask_array.guards_intact())
+    r.problems += "guards changed; ";
   for (std::size_t i = 0; i < words * 32; ++i) {
     const bool bit = (mask[i / 32] >> (i % 32)) & 1u;
     const bool expected = i < n && to_double(hash_value<T>(l.seed, i)) > 0;
     if (bit != expected && r.bad++ < 4) r.problems += "mask bit " + std::to_string(i) + " wrong; ";
   }
   for (std::size_t i = 0; i < n; ++i) {
-    const T want = cuda::std::get<0>(evaluate<T>(cuact::forward_op<cuact::relu, T>{}, i, hash_value<T>(l.seed, i)));
-    if (!same_result(out[i], want) && r.bad++ < 4) r.problems += "out " + std::to_string(i) + " wrong; ";
+    const T want = cuda::std::get<0>(
+        evaluate<T>(cuact::forward_op<cuact::relu, T>{}, i, hash_value<T>(l.seed, i)));
+    if (!same_result(out[i], want) && r.bad++ < 4)
+      r.problems += "out " + std::to_string(i) + " wrong; ";
   }
-  report_case(r, type_name<T>() + " relu mask forward " + describe_layout(l, 1, 1) + " in_place=" + std::to_string(in_place) +
-                     " grid=" + std::to_string(grid.blocks) + "x" + std::to_string(grid.threads),
+  report_case(r,
+              type_name<T>() + " relu mask forward " + describe_layout(l, 1, 1) +
+                  " in_place=" + std::to_string(in_place) + " grid=" + std::to_string(grid.blocks) +
+                  "x" + std::to_string(grid.threads),
               total, n);
 }
 
@@ -202,14 +239,23 @@ TEST_CASE("cpu fuzz: per-thread bodies over random cases with a recording access
   tally total;
   for (std::size_t i = 0; i < cases; ++i) {
     switch (rng() % 4) {
-      case 0: fuzz_case_of<float>(rows, rng, total); break;
-      case 1: fuzz_case_of<double>(rows, rng, total); break;
-      case 2: fuzz_case_of<__half>(rows, rng, total); break;
-      default: fuzz_case_of<__nv_bfloat16>(rows, rng, total); break;
+      case 0:
+        fuzz_case_of<float>(rows, rng, total);
+        break;
+      case 1:
+        fuzz_case_of<double>(rows, rng, total);
+        break;
+      case 2:
+        fuzz_case_of<__half>(rows, rng, total);
+        break;
+      default:
+        fuzz_case_of<__nv_bfloat16>(rows, rng, total);
+        break;
     }
   }
-  std::printf("cpu_fuzz: seed %" PRIu64 ": cases run %zu, elements %zu, mismatches %zu (in %zu cases)\n", seed,
-              total.cases, total.elements, total.bad_elements, total.failed_cases);
+  std::printf("cpu_fuzz: seed %" PRIu64
+              ": cases run %zu, elements %zu, mismatches %zu (in %zu cases)\n",
+              seed, total.cases, total.elements, total.bad_elements, total.failed_cases);
   CHECK(total.cases == cases);
   CHECK(total.failed_cases == 0);
 }

@@ -48,13 +48,18 @@ struct fuzz_case {
   gpu_case c;
 };
 
-constexpr int widths_for(int dtype) { return dtype == 1 ? 3 : dtype == 0 ? 4 : 5; }  // 1, 2, (4, (8)), auto
+constexpr int widths_for(int dtype) {
+  return dtype == 1 ? 3 : dtype == 0 ? 4 : 5;
+}  // 1, 2, (4, (8)), auto
 
 fuzz_case generate(std::mt19937_64& rng, const std::vector<row_facts>& facts, bool quick) {
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  const auto pick = [&](std::size_t count) { return std::uniform_int_distribution<std::size_t>(0, count - 1)(rng); };
+  const auto pick = [&](std::size_t count) {
+    return std::uniform_int_distribution<std::size_t>(0, count - 1)(rng);
+  };
   const auto log_uniform = [&](double lo, double hi) {
-    return static_cast<std::size_t>(std::exp(std::log(lo) + unit(rng) * (std::log(hi) - std::log(lo))));
+    return static_cast<std::size_t>(
+        std::exp(std::log(lo) + unit(rng) * (std::log(hi) - std::log(lo))));
   };
   fuzz_case f;
   f.dtype = static_cast<int>(pick(4));
@@ -99,8 +104,8 @@ fuzz_case generate(std::mt19937_64& rng, const std::vector<row_facts>& facts, bo
 
 /// Runs this dtype's cases, op by op.
 template <class T>
-void run_dtype(int dtype, const std::vector<fuzz_case>& cases, guarded_arena& arena, const test_streams& streams,
-               tally& total) {
+void run_dtype(int dtype, const std::vector<fuzz_case>& cases, guarded_arena& arena,
+               const test_streams& streams, tally& total) {
   int index = 0;
   for_each_activation([&](const auto& row) {
     const int r = index++;
@@ -119,10 +124,12 @@ void run_dtype(int dtype, const std::vector<fuzz_case>& cases, guarded_arena& ar
     });
   });
   mask_batch<T> masks(arena, streams, total);
-  const auto launch = [](mask_case& c, const T* x, T* out, std::uint32_t* mask, const T* dy, T* dx, cudaStream_t s) {
+  const auto launch = [](mask_case& c, const T* x, T* out, std::uint32_t* mask, const T* dy, T* dx,
+                         cudaStream_t s) {
     cudaError_t status = cudaErrorNotSupported;
     for_each_width<T>([&](auto w) {
-      if (decltype(w)::value == c.width) status = launch_mask_case<T, decltype(w)::value>(c, x, out, mask, dy, dx, s);
+      if (decltype(w)::value == c.width)
+        status = launch_mask_case<T, decltype(w)::value>(c, x, out, mask, dy, dx, s);
     });
     return status;
   };
@@ -154,7 +161,8 @@ TEST_CASE("gpu fuzz: random table ops and mask round trips through the entries a
       static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
   const std::uint64_t seed = env_u64("CUACT_FUZZ_SEED", mix64(clock_seed));
   const std::size_t count = env_u64("CUACT_FUZZ_CASES", quick ? 300 : 12000);
-  std::printf("gpu_fuzz: CUACT_FUZZ_SEED=%" PRIu64 " CUACT_FUZZ_CASES=%zu%s\n", seed, count, quick ? " (quick)" : "");
+  std::printf("gpu_fuzz: CUACT_FUZZ_SEED=%" PRIu64 " CUACT_FUZZ_CASES=%zu%s\n", seed, count,
+              quick ? " (quick)" : "");
   std::fflush(stdout);
   CAPTURE(seed);
   const std::vector<row_facts> facts = table_facts();
@@ -168,8 +176,9 @@ TEST_CASE("gpu fuzz: random table ops and mask round trips through the entries a
   run_dtype<double>(1, cases, arena, streams, all);
   run_dtype<__half>(2, cases, arena, streams, all);
   run_dtype<__nv_bfloat16>(3, cases, arena, streams, all);
-  std::printf("gpu_fuzz: seed %" PRIu64 ": cases run %zu, elements %zu, mismatches %zu (in %zu cases)\n", seed, all.cases,
-              all.elements, all.bad_elements, all.failed_cases);
+  std::printf("gpu_fuzz: seed %" PRIu64
+              ": cases run %zu, elements %zu, mismatches %zu (in %zu cases)\n",
+              seed, all.cases, all.elements, all.bad_elements, all.failed_cases);
   CHECK(all.cases == count);
   CHECK(all.failed_cases == 0);
 }

@@ -56,14 +56,17 @@ struct gpu_case {
 };
 
 inline std::string describe_case(const gpu_case& c, int inputs, int outputs) {
-  std::string s = "n=" + std::to_string(c.n) + " width=" + std::to_string(c.width) + " in_offsets=(";
+  std::string s =
+      "n=" + std::to_string(c.n) + " width=" + std::to_string(c.width) + " in_offsets=(";
   for (int k = 0; k < inputs; ++k) s += (k ? "," : "") + std::to_string(c.in_offset[k]);
   s += ") out_offsets=(";
   for (int m = 0; m < outputs; ++m) s += (m ? "," : "") + std::to_string(c.out_offset[m]);
-  s += ") in_place=" + std::to_string(c.in_place) + (c.in_place_overload ? " (one-pointer overload)" : "");
-  s += c.launch.direct ? " direct launch grid=" + std::to_string(c.grid) + "x" + std::to_string(c.block) +
-                             " vectors_per_thread=" + std::to_string(c.launch.vectors_per_thread)
-                       : std::string(" public entry");
+  s += ") in_place=" + std::to_string(c.in_place) +
+       (c.in_place_overload ? " (one-pointer overload)" : "");
+  s += c.launch.direct
+           ? " direct launch grid=" + std::to_string(c.grid) + "x" + std::to_string(c.block) +
+                 " vectors_per_thread=" + std::to_string(c.launch.vectors_per_thread)
+           : std::string(" public entry");
   return s + " stream=" + std::to_string(c.launch.stream) + " seed=" + std::to_string(c.seed);
 }
 
@@ -108,9 +111,9 @@ void choose_grid(gpu_case& c, Kernel kernel, std::size_t work) {
 template <int V, class Op, class... Out, class... In>
 cudaError_t launch_direct(gpu_case& c, const Op& op, const cuda::std::tuple<Out*...>& out,
                           const cuda::std::tuple<const In*...>& in, cudaStream_t stream) {
-  const auto params = cuact::make_elementwise_params<V>(op, cuact::detail::output_arrays<Out...>{out}, c.n,
-                                                        cuact::detail::input_arrays<In...>{in},
-                                                        c.launch.vectors_per_thread);
+  const auto params = cuact::make_elementwise_params<V>(
+      op, cuact::detail::output_arrays<Out...>{out}, c.n, cuact::detail::input_arrays<In...>{in},
+      c.launch.vectors_per_thread);
   choose_grid(c, cuact::elementwise_kernel<decltype(params)>, params.work_items());
   if (c.n == 0) return cudaSuccess;
   cuact::elementwise_kernel<<<c.grid, c.block, 0, stream>>>(params);
@@ -132,7 +135,8 @@ class case_batch<Op, cuact::detail::type_list<Out...>, cuact::detail::type_list<
   using out_t = std::tuple_element_t<M, std::tuple<Out...>>;
 
  public:
-  case_batch(Op op, std::string name, guarded_arena& arena, const test_streams& streams, tally& total)
+  case_batch(Op op, std::string name, guarded_arena& arena, const test_streams& streams,
+             tally& total)
       : op_(op), name_(std::move(name)), arena_(arena), streams_(streams), total_(total) {}
 
   template <class Launch>
@@ -152,10 +156,12 @@ class case_batch<Op, cuact::detail::type_list<Out...>, cuact::detail::type_list<
     static constexpr std::size_t out_size[] = {sizeof(Out)...};
     arena_.clear();
     for (gpu_case& c : cases_) {
-      for (std::size_t k = 0; k < num_in; ++k) c.in_slot[k] = arena_.add(c.n * in_size[k], c.in_offset[k] * in_size[k]);
+      for (std::size_t k = 0; k < num_in; ++k)
+        c.in_slot[k] = arena_.add(c.n * in_size[k], c.in_offset[k] * in_size[k]);
       for (std::size_t m = 0; m < num_out; ++m) {
-        c.out_slot[m] = m == 0 && c.in_place >= 0 ? c.in_slot[c.in_place]
-                                                  : arena_.add(c.n * out_size[m], c.out_offset[m] * out_size[m]);
+        c.out_slot[m] = m == 0 && c.in_place >= 0
+                            ? c.in_slot[c.in_place]
+                            : arena_.add(c.n * out_size[m], c.out_offset[m] * out_size[m]);
         c.expected_slot[m] = arena_.add(c.n * out_size[m], 0);
       }
     }
@@ -216,12 +222,15 @@ class case_batch<Op, cuact::detail::type_list<Out...>, cuact::detail::type_list<
     total_.elements += c.n;
     std::string problems;
     std::size_t bad = 0;
-    if (c.status != cudaSuccess) problems += std::string("call returned ") + cudaGetErrorName(c.status) + "; ";
+    if (c.status != cudaSuccess)
+      problems += std::string("call returned ") + cudaGetErrorName(c.status) + "; ";
     for (std::size_t k = 0; k < num_in; ++k) {
-      if (!arena_.guards_intact(c.in_slot[k])) problems += "write outside [0, n) around input " + std::to_string(k) + "; ";
+      if (!arena_.guards_intact(c.in_slot[k]))
+        problems += "write outside [0, n) around input " + std::to_string(k) + "; ";
     }
     for (std::size_t m = 0; m < num_out; ++m) {
-      if (!arena_.guards_intact(c.out_slot[m])) problems += "write outside [0, n) around output " + std::to_string(m) + "; ";
+      if (!arena_.guards_intact(c.out_slot[m]))
+        problems += "write outside [0, n) around output " + std::to_string(m) + "; ";
     }
     check_inputs(c, problems, std::index_sequence_for<In...>{});
     check_outputs(c, problems, bad, std::index_sequence_for<Out...>{});
@@ -229,7 +238,8 @@ class case_batch<Op, cuact::detail::type_list<Out...>, cuact::detail::type_list<
     if (!problems.empty()) {
       ++total_.failed_cases;
       if (total_.failed_cases <= 10) {
-        const std::string what = name_ + ": " + describe_case(c, static_cast<int>(num_in), static_cast<int>(num_out));
+        const std::string what =
+            name_ + ": " + describe_case(c, static_cast<int>(num_in), static_cast<int>(num_out));
         INFO(what);
         FAIL_CHECK(problems);
       }
@@ -250,7 +260,8 @@ class case_batch<Op, cuact::detail::type_list<Out...>, cuact::detail::type_list<
     }
   }
   template <std::size_t... M>
-  void check_outputs(const gpu_case& c, std::string& problems, std::size_t& bad, std::index_sequence<M...>) {
+  void check_outputs(const gpu_case& c, std::string& problems, std::size_t& bad,
+                     std::index_sequence<M...>) {
     (check_output<M>(c, problems, bad), ...);
   }
   template <std::size_t M>
@@ -260,8 +271,8 @@ class case_batch<Op, cuact::detail::type_list<Out...>, cuact::detail::type_list<
     for (std::size_t i = 0; i < c.n; ++i) {
       if (same_result(got[i], want[i])) continue;
       if (bad++ < 4) {
-        problems += "output " + std::to_string(M) + " element " + std::to_string(i) + " is " + describe(got[i]) +
-                    ", expected " + describe(want[i]) + "; ";
+        problems += "output " + std::to_string(M) + " element " + std::to_string(i) + " is " +
+                    describe(got[i]) + ", expected " + describe(want[i]) + "; ";
       }
     }
   }
@@ -285,15 +296,16 @@ auto pass_launcher(const A& act) {
     if (c.launch.direct) return launch_direct<V>(c, pass_op<P, T>(act), out, in, stream);
     const T* in1 = nullptr;
     if constexpr (pass_inputs(P) == 2) in1 = cuda::std::get<1>(in);
-    return call_entry<P, W>(act, cuda::std::get<0>(in), in1, cuda::std::get<0>(out), c.n, c.in_place_overload,
-                            stream);
+    return call_entry<P, W>(act, cuda::std::get<0>(in), in1, cuda::std::get<0>(out), c.n,
+                            c.in_place_overload, stream);
   };
 }
 
 template <pass P, class T, class A>
-using pass_batch = case_batch<decltype(pass_op<P, T>(std::declval<A>())), cuact::detail::type_list<T>,
-                              std::conditional_t<pass_inputs(P) == 1, cuact::detail::type_list<T>,
-                                                 cuact::detail::type_list<T, T>>>;
+using pass_batch =
+    case_batch<decltype(pass_op<P, T>(std::declval<A>())), cuact::detail::type_list<T>,
+               std::conditional_t<pass_inputs(P) == 1, cuact::detail::type_list<T>,
+                                  cuact::detail::type_list<T, T>>>;
 
 /// The layouts of the matrix tests for n: every offset 0..15 with all pointers equal (vectors
 /// after a head), in place, and with one pointer at another offset (scalars only); for large n a
@@ -362,9 +374,20 @@ inline std::vector<gpu_case> matrix_layouts(int inputs, std::size_t n, bool quic
 /// n in {0, 1, 2, V-1, V, V+1, 31, 32, 33, 1000, 4099, 65537, 2^20 + 3}.
 inline std::vector<std::size_t> matrix_sizes(int vec, bool quick) {
   const std::size_t v = static_cast<std::size_t>(vec);
-  std::vector<std::size_t> sizes =
-      quick ? std::vector<std::size_t>{0, 1, v + 1, 33, 4099}
-            : std::vector<std::size_t>{0, 1, 2, v - 1, v, v + 1, 31, 32, 33, 1000, 4099, 65537, (std::size_t(1) << 20) + 3};
+  std::vector<std::size_t> sizes = quick ? std::vector<std::size_t>{0, 1, v + 1, 33, 4099}
+                                         : std::vector<std::size_t>{0,
+                                                                    1,
+                                                                    2,
+                                                                    v - 1,
+                                                                    v,
+                                                                    v + 1,
+                                                                    31,
+                                                                    32,
+                                                                    33,
+                                                                    1000,
+                                                                    4099,
+                                                                    65537,
+                                                                    (std::size_t(1) << 20) + 3};
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   return sizes;
@@ -374,17 +397,19 @@ inline std::vector<std::size_t> matrix_sizes(int vec, bool quick) {
 /// matrix; with `deep`, also 2^24 + 5 elements (enough that the launch model gives several
 /// vectors or passes per thread) and direct launches with every vectors_per_thread and grid.
 template <pass P, int W, class T, class Row>
-void run_pass_matrix(const Row& row, guarded_arena& arena, const test_streams& streams, tally& total,
-                     std::uint64_t& seed, bool deep) {
+void run_pass_matrix(const Row& row, guarded_arena& arena, const test_streams& streams,
+                     tally& total, std::uint64_t& seed, bool deep) {
   using A = typename Row::activation_type;
   constexpr int V = resolved_width(W, sizeof(T));
   constexpr int inputs = pass_inputs(P);
   const bool quick = quick_mode();
-  const std::string name = type_name<T>() + " " + row.name + " " + pass_name(P) + " W=" + std::to_string(W);
+  const std::string name =
+      type_name<T>() + " " + row.name + " " + pass_name(P) + " W=" + std::to_string(W);
   pass_batch<P, T, A> batch(pass_op<P, T>(row.act), name, arena, streams, total);
   const auto launch = pass_launcher<P, W, T>(row.act);
   std::vector<std::size_t> sizes = matrix_sizes(V, quick);
-  if (quick && !deep_row_v<A>) sizes = {std::size_t(V + 1), 4099};  // sanitizers: a taste of every row
+  if (quick && !deep_row_v<A>)
+    sizes = {std::size_t(V + 1), 4099};  // sanitizers: a taste of every row
   if (deep && !quick) sizes.push_back((std::size_t(1) << 24) + 5);
   for (std::size_t n : sizes) {
     for (gpu_case c : matrix_layouts(inputs, n, quick)) {
@@ -394,11 +419,12 @@ void run_pass_matrix(const Row& row, guarded_arena& arena, const test_streams& s
     }
   }
   if (deep) {
-    using params_t = decltype(cuact::make_elementwise_params<V>(pass_op<P, T>(row.act), static_cast<T*>(nullptr), 0,
-                                                                static_cast<const T*>(nullptr)));
+    using params_t = decltype(cuact::make_elementwise_params<V>(
+        pass_op<P, T>(row.act), static_cast<T*>(nullptr), 0, static_cast<const T*>(nullptr)));
     constexpr unsigned max_k = static_cast<unsigned>(params_t::max_vectors_per_thread);
     for (unsigned k = 1; k <= max_k; k = quick && k < max_k ? max_k : k + 1) {
-      std::vector<std::size_t> direct_sizes{1, V + 1, 1000, k * V * 128 * 3 - 1, k * V * 128 * 3 + V + 1, 65537};
+      std::vector<std::size_t> direct_sizes{
+          1, V + 1, 1000, k * V * 128 * 3 - 1, k * V * 128 * 3 + V + 1, 65537};
       if (quick) direct_sizes = {V + 1, k * V * 128 * 3 + V + 1};
       for (std::size_t n : direct_sizes) {
         for (unsigned g = 0; g < (quick ? 2u : 5u); ++g) {
@@ -470,26 +496,29 @@ struct mask_case {
 
 inline std::string describe_mask_case(const mask_case& c) {
   return "mask round trip n=" + std::to_string(c.n) + " width=" + std::to_string(c.width) +
-         " offsets(x,out,dy,dx)=(" + std::to_string(c.x_offset) + "," + std::to_string(c.out_offset) + "," +
-         std::to_string(c.dy_offset) + "," + std::to_string(c.dx_offset) +
-         ") mask_word_offset=" + std::to_string(c.mask_word_offset) +
-         " in_place=(" + std::to_string(c.forward_in_place) + "," + std::to_string(c.backward_in_place) + ")" +
-         (c.launch.direct ? " direct" : " public entry") + " stream=" + std::to_string(c.launch.stream) +
-         " seed=" + std::to_string(c.seed);
+         " offsets(x,out,dy,dx)=(" + std::to_string(c.x_offset) + "," +
+         std::to_string(c.out_offset) + "," + std::to_string(c.dy_offset) + "," +
+         std::to_string(c.dx_offset) + ") mask_word_offset=" + std::to_string(c.mask_word_offset) +
+         " in_place=(" + std::to_string(c.forward_in_place) + "," +
+         std::to_string(c.backward_in_place) + ")" +
+         (c.launch.direct ? " direct" : " public entry") +
+         " stream=" + std::to_string(c.launch.stream) + " seed=" + std::to_string(c.seed);
 }
 
 /// The calls of a mask case at width W: the public entries, or the sign-mask forward kernel and
 /// elementwise_kernel launched directly.
 template <class T, int W>
-cudaError_t launch_mask_case(mask_case& c, const T* x, T* out, std::uint32_t* mask, const T* dy, T* dx,
-                             cudaStream_t stream) {
+cudaError_t launch_mask_case(mask_case& c, const T* x, T* out, std::uint32_t* mask, const T* dy,
+                             T* dx, cudaStream_t stream) {
   if (!c.launch.direct) {
-    if (const cudaError_t e = cuact::relu_forward_mask(x, out, mask, c.n, stream); e != cudaSuccess) return e;
+    if (const cudaError_t e = cuact::relu_forward_mask(x, out, mask, c.n, stream); e != cudaSuccess)
+      return e;
     return cuact::relu_backward_mask<W>(mask, dy, dx, c.n, stream);
   }
   if (c.n == 0) return cudaSuccess;
   constexpr int V = resolved_width(W, sizeof(T));
-  const auto forward = cuact::detail::make_sign_mask_params(cuact::forward_op<cuact::relu, T>{}, x, out, mask, c.n);
+  const auto forward =
+      cuact::detail::make_sign_mask_params(cuact::forward_op<cuact::relu, T>{}, x, out, mask, c.n);
   gpu_case g;
   g.launch = c.launch;
   choose_grid(g, cuact::detail::sign_mask_forward_kernel<T, cuact::forward_op<cuact::relu, T>>,
@@ -509,7 +538,8 @@ class mask_batch {
   template <class Launch>
   void add(const mask_case& c, Launch&& launch) {
     const std::size_t bytes = 7 * (c.n * sizeof(T) + 1024);
-    if (!cases_.empty() && (bytes_ + bytes > (std::size_t(256) << 20) || cases_.size() >= 512)) flush(launch);
+    if (!cases_.empty() && (bytes_ + bytes > (std::size_t(256) << 20) || cases_.size() >= 512))
+      flush(launch);
     cases_.push_back(c);
     bytes_ += bytes;
   }
@@ -522,10 +552,12 @@ class mask_batch {
     for (mask_case& c : cases_) {
       const std::size_t bytes = c.n * sizeof(T);
       c.slot[mask_case::x] = arena_.add(bytes, c.x_offset * sizeof(T));
-      c.slot[mask_case::out] = c.forward_in_place ? c.slot[mask_case::x] : arena_.add(bytes, c.out_offset * sizeof(T));
+      c.slot[mask_case::out] =
+          c.forward_in_place ? c.slot[mask_case::x] : arena_.add(bytes, c.out_offset * sizeof(T));
       c.slot[mask_case::mask] = arena_.add(cuact::relu_mask_words(c.n) * 4, c.mask_word_offset * 4);
       c.slot[mask_case::dy] = arena_.add(bytes, c.dy_offset * sizeof(T));
-      c.slot[mask_case::dx] = c.backward_in_place ? c.slot[mask_case::dy] : arena_.add(bytes, c.dx_offset * sizeof(T));
+      c.slot[mask_case::dx] =
+          c.backward_in_place ? c.slot[mask_case::dy] : arena_.add(bytes, c.dx_offset * sizeof(T));
       c.slot[mask_case::expected_out] = arena_.add(bytes, 0);
       c.slot[mask_case::expected_dx] = arena_.add(bytes, 0);
     }
@@ -535,10 +567,12 @@ class mask_batch {
       T* const dy = dev(c, mask_case::dy);
       fill_hash(x, c.n, c.seed);
       fill_hash(dy, c.n, c.seed + 1);
-      compute_reference(cuact::forward_op<cuact::relu, T>{}, c.n, cuda::std::tuple<T*>(dev(c, mask_case::expected_out)),
-                cuda::std::tuple<const T*>(x));
-      compute_reference(cuact::gradient_op<cuact::relu, T>{}, c.n, cuda::std::tuple<T*>(dev(c, mask_case::expected_dx)),
-                cuda::std::tuple<const T*, const T*>(x, dy));
+      compute_reference(cuact::forward_op<cuact::relu, T>{}, c.n,
+                        cuda::std::tuple<T*>(dev(c, mask_case::expected_out)),
+                        cuda::std::tuple<const T*>(x));
+      compute_reference(cuact::gradient_op<cuact::relu, T>{}, c.n,
+                        cuda::std::tuple<T*>(dev(c, mask_case::expected_dx)),
+                        cuda::std::tuple<const T*, const T*>(x, dy));
       if (!c.forward_in_place) poison(dev(c, mask_case::expected_out), dev(c, mask_case::out), c.n);
       if (!c.backward_in_place) poison(dev(c, mask_case::expected_dx), dev(c, mask_case::dx), c.n);
     }
@@ -560,16 +594,20 @@ class mask_batch {
 
  private:
   T* dev(const mask_case& c, int which) const { return arena_.template device<T>(c.slot[which]); }
-  const T* host(const mask_case& c, int which) const { return arena_.template host<T>(c.slot[which]); }
+  const T* host(const mask_case& c, int which) const {
+    return arena_.template host<T>(c.slot[which]);
+  }
 
   void check(const mask_case& c) {
     ++total_.cases;
     total_.elements += c.n;
     std::string problems;
     std::size_t bad = 0;
-    if (c.status != cudaSuccess) problems += std::string("call returned ") + cudaGetErrorName(c.status) + "; ";
+    if (c.status != cudaSuccess)
+      problems += std::string("call returned ") + cudaGetErrorName(c.status) + "; ";
     for (int s : {mask_case::x, mask_case::out, mask_case::mask, mask_case::dy, mask_case::dx}) {
-      if (!arena_.guards_intact(c.slot[s])) problems += "write outside the array of slot " + std::to_string(s) + "; ";
+      if (!arena_.guards_intact(c.slot[s]))
+        problems += "write outside the array of slot " + std::to_string(s) + "; ";
     }
     const T* x = host(c, mask_case::x);
     const T* dy = host(c, mask_case::dy);
@@ -590,8 +628,8 @@ class mask_batch {
         if (to_double(hash_value<T>(c.seed, w * 32 + b)) > 0) expected |= std::uint32_t(1) << b;
       }
       if (mask[w] != expected && bad++ < 4) {
-        problems += "mask word " + std::to_string(w) + " is " + std::to_string(mask[w]) + ", expected " +
-                    std::to_string(expected) + "; ";
+        problems += "mask word " + std::to_string(w) + " is " + std::to_string(mask[w]) +
+                    ", expected " + std::to_string(expected) + "; ";
       }
     }
     const T* out = host(c, mask_case::out);
@@ -600,10 +638,12 @@ class mask_batch {
     const T* want_dx = host(c, mask_case::expected_dx);
     for (std::size_t i = 0; i < c.n; ++i) {
       if (!same_result(out[i], want_out[i]) && bad++ < 4) {
-        problems += "out " + std::to_string(i) + " is " + describe(out[i]) + ", expected " + describe(want_out[i]) + "; ";
+        problems += "out " + std::to_string(i) + " is " + describe(out[i]) + ", expected " +
+                    describe(want_out[i]) + "; ";
       }
       if (!same_result(dx[i], want_dx[i]) && bad++ < 4) {
-        problems += "dx " + std::to_string(i) + " is " + describe(dx[i]) + ", expected " + describe(want_dx[i]) + "; ";
+        problems += "dx " + std::to_string(i) + " is " + describe(dx[i]) + ", expected " +
+                    describe(want_dx[i]) + "; ";
       }
     }
     total_.bad_elements += bad;
@@ -636,10 +676,12 @@ auto any_width_launcher(const A& act) {
     cudaError_t status = cudaErrorNotSupported;  // a width that does not fit T
     if constexpr (deep_row_v<A>) {
       for_each_width<T>([&](auto w) {
-        if (decltype(w)::value == c.width) status = pass_launcher<P, decltype(w)::value, T>(act)(c, out, in, stream);
+        if (decltype(w)::value == c.width)
+          status = pass_launcher<P, decltype(w)::value, T>(act)(c, out, in, stream);
       });
     } else {
-      if (c.width == cuact::auto_width) status = pass_launcher<P, cuact::auto_width, T>(act)(c, out, in, stream);
+      if (c.width == cuact::auto_width)
+        status = pass_launcher<P, cuact::auto_width, T>(act)(c, out, in, stream);
     }
     return status;
   };
