@@ -18,7 +18,9 @@
 #include <string>
 #include <vector>
 
-namespace {
+// A named namespace: ops defined in an anonymous one and launched as kernel template arguments
+// conflict with the kernels' hidden visibility (nvcc #1407-D).
+namespace cuact_bench_fused {
 
 #define BENCH_CHECK(call)                                                \
   do {                                                                   \
@@ -240,9 +242,10 @@ void run_casts(const options& o, const buffers& b) {
   });
 }
 
-}  // namespace
+}  // namespace cuact_bench_fused
 
 int main(int argc, char** argv) {
+  using namespace cuact_bench_fused;
   options o;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
