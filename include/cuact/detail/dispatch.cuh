@@ -84,17 +84,6 @@ cudaError_t model_shape(void (*kernel)(KernelParams), int device, cost_hint hint
                              Params::max_vectors_per_thread, shape);
 }
 
-/// launch_kernel with a 2-D grid.
-template <class Params>
-cudaError_t launch_kernel_grid(void (*kernel)(Params), const Params& params, dim3 grid,
-                               unsigned threads_per_block, cudaStream_t stream) {
-  cudaLaunchConfig_t config{};
-  config.gridDim = grid;
-  config.blockDim = dim3(threads_per_block);
-  config.stream = stream;
-  return cudaLaunchKernelEx(&config, kernel, params);
-}
-
 /// Validates, then launches elementwise_kernel over n elements: outputs[i] = op(inputs[i]...).
 /// `extra` lists arrays the op reads by itself (the ReLU mask), validated with the others.
 template <int VecWidth, class Op, class... Out, class... In>

@@ -251,15 +251,22 @@ cudaError_t choose_launch_shape(void (*kernel)(Params), int device, cost_hint hi
   return cudaSuccess;
 }
 
-/// Launches kernel(params) with `shape`; returns the launch's status.
+/// Launches kernel(params) on `grid` blocks of `threads_per_block`; returns the launch's status.
+template <class Params>
+cudaError_t launch_kernel_grid(void (*kernel)(Params), const Params& params, dim3 grid,
+                               unsigned threads_per_block, cudaStream_t stream) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = dim3(threads_per_block);
+  config.stream = stream;
+  return cudaLaunchKernelEx(&config, kernel, params);
+}
+
+/// Launches kernel(params) with `shape` (a 1-D grid); returns the launch's status.
 template <class Params>
 cudaError_t launch_kernel(void (*kernel)(Params), const Params& params, const launch_shape& shape,
                           cudaStream_t stream) {
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(shape.blocks);
-  config.blockDim = dim3(shape.threads_per_block);
-  config.stream = stream;
-  return cudaLaunchKernelEx(&config, kernel, params);
+  return launch_kernel_grid(kernel, params, dim3(shape.blocks), shape.threads_per_block, stream);
 }
 
 }  // namespace detail
