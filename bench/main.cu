@@ -42,7 +42,7 @@ int list_entries() {
 void print_help() {
   std::printf(
       "usage: cuact_bench [--headline | --family | --user | --sweep [--csv FILE] | --small |\n"
-      "                    --shapes] [--reps N]\n"
+      "                    --shapes [--ops LIST]] [--reps N]\n"
       "\n"
       "  --headline  (default) n = 4096 x 393216 (fp64: half): relu and selu forward out of and\n"
       "              in place, backward, backward_from_output, fp32/bf16/fp16/fp64, and the ReLU\n"
@@ -57,7 +57,9 @@ void print_help() {
       "  --small     1K..4M fp32: GPU time per call from CUDA graphs, host enqueue time per call,\n"
       "              cuact vs CUB vs a bare float4 kernel (each size in a child process)\n"
       "  --shapes    the public elementwise_kernel launched directly over threads per block x\n"
-      "              vectors per thread x passes, against memcpy, with the model's choice\n"
+      "              vectors per thread x passes, against memcpy, with the model's choice;\n"
+      "              --ops activation:kind:dtype,... (e.g. user_softplus:forward:bf16, names as\n"
+      "              --list prints them) instead of relu/selu\n"
       "  --reps N    timed repetitions per measurement (median reported); default per mode\n"
       "  --list      the entries (activation x operation x dtype) this build has; no GPU needed\n"
       "  --help      this text\n"
@@ -113,6 +115,8 @@ int main(int argc, char** argv) {
       one_n = size_value();
     } else if (arg == "--shapes") {
       chosen = mode::shapes;
+    } else if (arg == "--ops") {
+      opts.ops = value("a list activation:kind:dtype,...");
     } else if (arg == "--csv") {
       opts.csv = value("a file name");
     } else if (arg == "--reps") {
@@ -125,6 +129,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "cuact_bench: unknown argument '%s' (try --help)\n", arg.c_str());
       return 1;
     }
+  }
+  if (!opts.ops.empty() && chosen != mode::shapes) {
+    std::fprintf(stderr, "cuact_bench: --ops applies to --shapes only\n");
+    return 1;
   }
   if (!opts.csv.empty() && chosen != mode::sweep) {
     std::fprintf(stderr, "cuact_bench: --csv applies to --sweep only\n");

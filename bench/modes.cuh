@@ -12,6 +12,7 @@ namespace bench {
 struct options {
   int reps = 0;     ///< timed repetitions per measurement; 0: the mode's default
   std::string csv;  ///< --sweep: also write this CSV file
+  std::string ops;  ///< --shapes: "activation:kind:dtype,..." instead of the default targets
 };
 
 int run_headline(const device_info& device, const options& opts);

@@ -45,9 +45,11 @@ fi
 nvidia-smi >> "$out/run.log" 2>&1 || true
 
 # run_mode NAME LIMIT_SECONDS ARGS...: stdout to NAME.txt, stderr appended to run.log.
+# BENCH_MODES (default: every mode) names the modes to run, e.g. BENCH_MODES="family user".
 run_mode() {
   local name=$1 limit=$2
   shift 2
+  [[ " ${BENCH_MODES:-headline family user shapes small sweep} " == *" $name "* ]] || return 0
   local left=$((budget - (SECONDS - started)))
   ((limit > left)) && limit=$left
   if ((limit < 5)); then

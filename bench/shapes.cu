@@ -19,18 +19,48 @@ namespace {
 
 constexpr unsigned block_sizes[] = {128, 256, 512, 1024};
 constexpr unsigned vectors_list[] = {1, 2, 4};
-constexpr int passes_list[] = {1, 2};
+constexpr int passes_list[] = {1, 2, 4};
 
 struct target {
-  const char* activation;
+  std::string activation;
   op_kind kind;
   dtype type;
 };
-constexpr target targets[] = {{"relu", op_kind::forward, dtype::f32},
+const target default_targets[] = {{"relu", op_kind::forward, dtype::f32},
                               {"relu", op_kind::forward, dtype::bf16},
                               {"selu", op_kind::forward, dtype::f32},
                               {"selu", op_kind::forward, dtype::bf16},
                               {"selu", op_kind::backward, dtype::bf16}};
+
+/// --ops "activation:kind:dtype,...": the targets named (an unknown name is reported, not timed).
+std::vector<target> parse_targets(const std::string& list) {
+  std::vector<target> out;
+  std::size_t start = 0;
+  while (start < list.size()) {
+    std::size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    const std::string item = list.substr(start, end - start);
+    start = end + 1;
+    const std::size_t a = item.find(':'), b = item.find(':', a + 1);
+    target t{item.substr(0, a), op_kind::forward, dtype::f32};
+    const std::string kind = a == std::string::npos ? "forward" : item.substr(a + 1, b - a - 1);
+    const std::string type = b == std::string::npos ? "fp32" : item.substr(b + 1);
+    bool known_kind = false, known_type = false;
+    for (op_kind k : {op_kind::forward, op_kind::backward, op_kind::backward_from_output,
+                      op_kind::relu_forward_mask, op_kind::relu_backward_mask}) {
+      if (kind == name(k)) t.kind = k, known_kind = true;
+    }
+    for (dtype d : {dtype::f32, dtype::bf16, dtype::f16, dtype::f64}) {
+      if (type == name(d)) t.type = d, known_type = true;
+    }
+    if (!known_kind || !known_type) {
+      std::printf("# --ops: cannot read '%s' (activation:kind:dtype)\n", item.c_str());
+      continue;
+    }
+    out.push_back(t);
+  }
+  return out;
+}
 
 struct best_shape {
   std::string what;
@@ -63,10 +93,15 @@ int run_shapes(const device_info& device, const options& opts) {
       "max_vectors_per_thread are left out\n");
 
   std::vector<std::pair<std::string, std::string>> summary;
+  const std::vector<target> targets =
+      opts.ops.empty() ? std::vector<target>(std::begin(default_targets), std::end(default_targets))
+                       : parse_targets(opts.ops);
   for (const target& tg : targets) {
     const entry* e = find_entry(table_entries(), tg.activation, tg.kind, tg.type);
+    if (e == nullptr) e = find_entry(user_entries(), tg.activation, tg.kind, tg.type);
     if (e == nullptr || !e->direct || !e->shape) {
-      std::printf("\n%s %s %s: not built\n", tg.activation, name(tg.kind), name(tg.type));
+      std::printf("\n%s %s %s: not built\n", tg.activation.c_str(), name(tg.kind),
+                  name(tg.type));
       continue;
     }
     const double bytes = e->bytes_moved(n);

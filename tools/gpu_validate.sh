@@ -7,7 +7,8 @@
 #
 #   cpp          configure + build tests, examples, bench (sm_90; cuact_torch's wheel builds in
 #                the background meanwhile when `python` is asked for); ctest ($CTEST_ARGS, e.g.
-#                -L gpu); bench/run_all.sh; cuact_bench_fused
+#                -L gpu); bench/run_all.sh and cuact_bench_fused (BENCH=0 skips them; the bench
+#                leaves BENCH_RESERVE seconds, default 60, for the later steps)
 #   python       install the wheel; pytest python/tests
 #   timing       python/bench/timing.py: torch eager, torch.compile, cuact ($TIMING_OPS)
 #   kernelbench  python/bench/kernelbench_run.py on the five ModelNew files (KernelBench checkout
@@ -49,17 +50,27 @@ if [[ $steps == *" cpp "* ]]; then
     > "$logs/ctest.log" 2>&1 || status=1
   stamp "ctest"
   grep -E "tests passed|tests failed|Failed|\*\*\*|Not Run|Timeout|Skipped" "$logs/ctest.log" | tail -25
-  BENCH_BUDGET=$(($(left) - 60)) bash bench/run_all.sh "$logs/bench" build > "$logs/bench-digest.txt" 2>&1 || status=1
+  if [[ ${BENCH:-1} == 0 ]]; then stamp "bench skipped (BENCH=0)"; else
+  BENCH_BUDGET=$(($(left) - ${BENCH_RESERVE:-60})) bash bench/run_all.sh "$logs/bench" build > "$logs/bench-digest.txt" 2>&1 || status=1
   grep -hE "^# (headline|family|user|sweep|small|shapes|relu_backward_mask)" "$logs"/bench/*.txt | cut -c1-160
   stamp "bench"
   timeout 60 build/bench/cuact_bench_fused --reps 5 > "$logs/fused.txt" 2>&1 || status=1
   cat "$logs/fused.txt"
   stamp "fused"
+  fi
 fi
 
 if [[ $steps == *" python "* ]]; then
   [[ -n $wheel_pid ]] && wait "$wheel_pid"
   stamp "wheel"
+  if ! ls /tmp/wheel/*.whl > /dev/null 2>&1; then
+    # the failing nvcc command again, verbose and keeping its intermediate files: which stage
+    # stopped ("Compilation aborted." alone names none)
+    cmd=$(grep -A1 "FAILED:" "$logs/pip.log" | grep "nvcc" | head -1 | sed 's/^ *//')
+    mkdir -p python/build/temp.linux-x86_64-cpython-312/cuact_torch/csrc /tmp/nvcc-keep
+    [[ -n $cmd ]] && (eval "$cmd -v --keep --keep-dir /tmp/nvcc-keep" > "$logs/nvcc-v.log" 2>&1
+      echo "nvcc -v exit $?"; grep -v "^#\$ [A-Z_]*=" "$logs/nvcc-v.log" | tail -8 | cut -c1-400)
+  fi
   python3 -m pip install --no-deps --no-index /tmp/wheel/*.whl >> "$logs/pip.log" 2>&1 ||
     { status=1; grep -E "error" "$logs/pip.log" | head -30; tail -5 "$logs/pip.log"; }
   cp /tmp/wheel/*.whl "$OUT/" 2>/dev/null

@@ -172,6 +172,18 @@ inline cudaStream_t current_stream() { return at::cuda::getCurrentCUDAStream().s
 template <std::size_t>
 using as_double = double;
 
+/// R(A..., double x N, Tail...): the dispatcher signature of an op with N float parameters. Built
+/// by recursion, not spelled R(A..., as_double<I>...): nvcc's front end writes such an expansion
+/// inside a function body out as `double ...`, which the host compiler (GCC 13) reads as C varargs.
+template <class Signature, std::size_t N, class... Tail>
+struct with_doubles;
+template <class R, class... A, class... Tail>
+struct with_doubles<R(A...), 0, Tail...> {
+  using type = R(A..., Tail...);
+};
+template <class R, class... A, std::size_t N, class... Tail>
+struct with_doubles<R(A...), N, Tail...> : with_doubles<R(A..., double), N - 1, Tail...> {};
+
 template <class Policy, class Params = void>
 struct family;
 
@@ -193,6 +205,7 @@ struct family<Policy, std::index_sequence<I...>> {
 
   static Policy make(as_double<I>... p) { return Policy{p...}; }
 
+  /// The typed handle of an operator (Signature: see with_doubles).
   template <class Signature>
   static c10::TypedOperatorHandle<Signature> handle(const char* suffix, const char* overload) {
     return c10::Dispatcher::singleton()
@@ -200,25 +213,30 @@ struct family<Policy, std::index_sequence<I...>> {
         .template typed<Signature>();
   }
   static const auto& forward_op() {
-    static const auto op = handle<Tensor(const Tensor&, as_double<I>...)>("", "");
+    static const auto op =
+        handle<typename with_doubles<Tensor(const Tensor&), sizeof...(I)>::type>("", "");
     return op;
   }
   static const auto& inplace_op() {
-    static const auto op = handle<void(Tensor&, as_double<I>...)>("_", "");
+    static const auto op =
+        handle<typename with_doubles<void(Tensor&), sizeof...(I)>::type>("_", "");
     return op;
   }
   static const auto& out_op() {
-    static const auto op = handle<void(const Tensor&, as_double<I>..., Tensor&)>("", "out");
+    static const auto op =
+        handle<typename with_doubles<void(const Tensor&), sizeof...(I), Tensor&>::type>("", "out");
     return op;
   }
   static const auto& backward_op() {
     static const auto op =
-        handle<Tensor(const Tensor&, const Tensor&, as_double<I>...)>("_backward", "");
+        handle<typename with_doubles<Tensor(const Tensor&, const Tensor&), sizeof...(I)>::type>(
+            "_backward", "");
     return op;
   }
   static const auto& backward_from_output_op() {
     static const auto op =
-        handle<Tensor(const Tensor&, const Tensor&, as_double<I>...)>("_backward_from_output", "");
+        handle<typename with_doubles<Tensor(const Tensor&, const Tensor&), sizeof...(I)>::type>(
+            "_backward_from_output", "");
     return op;
   }
 

@@ -273,6 +273,25 @@ double underflow_slack(double dy) {
              : 0;
 }
 
+/// Absolute slack for dy * act'(x) in fp32/fp64: the derivative's tolerance counts ulps of the
+/// derivative's binade, and the product can sit lower in its own binade than the derivative in
+/// its (tanhshrink's tanh(x)^2 = 0.0318 times dy = 3.88 gives 0.1234: the product's ulp is half
+/// the derivative's, relatively), so N ulp there can be 2N + 1 ulp of the product. The bound:
+/// the derivative's tolerance in its own ulps, times |dy|, plus the product's rounding.
+template <class T>
+double gradient_slack(const tolerance& derivative_tol, real derivative, double dy) {
+  double slack = underflow_slack<T>(dy);
+  if constexpr (sizeof(T) >= 4) {
+    const double d = static_cast<double>(derivative);
+    if (std::isfinite(d) && std::isfinite(dy) && d != 0) {
+      const double product = std::fabs(d * dy);
+      slack = std::max(slack, derivative_tol.ulps * ulp_of<T>(d) * std::fabs(dy) +
+                                  (std::isfinite(product) ? ulp_of<T>(product) : 0.0));
+    }
+  }
+  return slack;
+}
+
 /// The results of one row at one dtype, however computed (host members or device entries): the
 /// forward y; the backward from x with dy = 1 and with `dys`; from y (forward's own) likewise.
 template <class T>
@@ -306,8 +325,8 @@ std::vector<pass_tally> judge_row(const Row& row, const std::vector<T>& xs,
       t[1].record(judge(dtol, got.dx_one[i], d1, x, underflow_slack<T>(1.0)), xs[i], got.dx_one[i],
                   d1);
       const real g = reference_gradient<T>(row, x, dy);
-      t[2].record(judge(gtol, got.dx[i], g, x, underflow_slack<T>(dy), std::fabs(dy)), xs[i],
-                  got.dx[i], g, dys[i], true);
+      t[2].record(judge(gtol, got.dx[i], g, x, gradient_slack<T>(dtol, d1, dy), std::fabs(dy)),
+                  xs[i], got.dx[i], g, dys[i], true);
     }
     if constexpr (cuact::has_derivative_from_output_v<A>) {
       const double y = to_double(got.y[i]);
@@ -315,7 +334,7 @@ std::vector<pass_tally> judge_row(const Row& row, const std::vector<T>& xs,
       t[3].record(judge(dtol, got.dx_from_y_one[i], d1, y, underflow_slack<T>(1.0)), got.y[i],
                   got.dx_from_y_one[i], d1);
       const real g = reference_gradient_from_output<T>(row, y, dy);
-      t[4].record(judge(gtol, got.dx_from_y[i], g, y, underflow_slack<T>(dy), std::fabs(dy)),
+      t[4].record(judge(gtol, got.dx_from_y[i], g, y, gradient_slack<T>(dtol, d1, dy), std::fabs(dy)),
                   got.y[i], got.dx_from_y[i], g, dys[i], true);
     }
     (void)one;

@@ -406,7 +406,9 @@ inline auto activation_table() {
       row("softplus", cuact::softplus{}, r::softplus, r::softplus_derivative, kinks{{20}, 1}),
       row("softsign", cuact::softsign{}, r::softsign, r::softsign_derivative, kinks{{0}, 1}),
       row("tanhshrink", cuact::tanhshrink{}, r::tanhshrink, r::tanhshrink_derivative)
-          .with_tolerances(shrink, tolerances{}),
+          // double tanh(x)^2: the square doubles tanh's relative error (glibc 2.39's tanh, on
+          // the GPU machines' image, gave 5 ulp of the square near the bottom of its binade)
+          .with_tolerances(shrink, tolerances{{6}, {4}, {1}, {1}}),
       row("softshrink(1.25)", cuact::softshrink{1.25}, r::softshrink, r::softshrink_derivative,
           kinks{{-1.25, 1.25}, 2})
           .with_gradient(r::softshrink_gradient),

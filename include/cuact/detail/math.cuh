@@ -21,9 +21,9 @@ namespace cuact {
 namespace detail {
 
 /// exp(x) = 2^k (1 + p) after Cody-Waite range reduction x = k ln2 + r, |r| <= ln2/2, where
-/// p = expm1(r) comes from a degree-7 Taylor polynomial (truncation below 0.3 ulp). Shared by
-/// expm1_nonpositive and exp_nonpositive; x must be finite or NaN, k is returned as a float
-/// (NaN when x is NaN).
+/// p = expm1(r) comes from a degree-7 Taylor polynomial (truncation below 0.3 ulp), for
+/// expm1_nonpositive (exp itself takes the cheaper reduce_exp2 below); x must be finite or NaN, k
+/// is returned as a float (NaN when x is NaN).
 struct reduced_exp {
   float k;
   float p;
@@ -62,39 +62,6 @@ CUACT_HOST_DEVICE float expm1_nonpositive(float x) {
   return x == 0.0f ? x : result;  // expm1(-0) = -0, which the fma would turn into +0
 }
 
-/// exp(x) for x <= 0 (NaN in, NaN out), within 2 ulp in float, subnormal results included.
-CUACT_HOST_DEVICE float exp_nonpositive(float x) {
-  // exp(x) is below half the smallest subnormal for x < -104 (the clamp is mul_exp_nonpositive's,
-  // so the two share one reduction); 2^k is split into two normal factors so k can reach -159.
-  const reduced_exp e = reduce_exp(x < -110.0f ? -110.0f : x);
-  const float k_high = truncf(e.k * 0.5f);
-  const float two_k_high = exp2_integral(k_high);
-  return fmaf(two_k_high, e.p, two_k_high) * exp2_integral(e.k - k_high);
-}
-
-/// m * exp(v) for v <= 0 (NaN in, NaN out), |m| below 2^60, rounded once, subnormal results
-/// included: m (1 + p) is scaled by 2^k in two normal steps. Where m * exp(v) is subnormal, exp(v)
-/// alone would be subnormal too, with fewer significant bits than the product needs (silu(-100) =
-/// -100 e^-100 from a rounded e^-100 is 50 ulp off).
-CUACT_HOST_DEVICE float mul_exp_nonpositive(float m, float v) {
-  // below -110, |m| e^v < 2^-150 for the |m| < 2^8 the activations pass: m * 0 (NaN for an
-  // infinite m, as PyTorch's inf * 0), and the reduction shares exp_nonpositive's clamp
-  const reduced_exp e = reduce_exp(v < -110.0f ? -110.0f : v);
-  const float k_high = truncf(e.k * 0.5f);
-  const float result = fmaf(m, e.p, m) * exp2_integral(k_high) * exp2_integral(e.k - k_high);
-  return v < -110.0f ? m * 0.0f : result;
-}
-/// double: m exp(v) while exp(v) is normal, else exp(v / 2)^2, both factors normal down to
-/// v = -1416.
-CUACT_HOST_DEVICE double mul_exp_nonpositive(double m, double v) {
-  if (v >= -700.0 || v != v) return m * ::exp(v);
-  const double half = ::exp(0.5 * v);
-  return (m * half) * half;
-}
-
-CUACT_HOST_DEVICE double expm1_nonpositive(double x) { return ::expm1(x); }
-CUACT_HOST_DEVICE double exp_nonpositive(double x) { return ::exp(x); }
-
 /// 2^x by the SFU's `ex2.approx.f32` (relative error below 2^-22, subnormal results kept); the
 /// host, which only runs the CPU tests, uses exp2f.
 CUACT_HOST_DEVICE float exp2_approx(float x) {
@@ -108,7 +75,8 @@ CUACT_HOST_DEVICE float exp2_approx(float x) {
 }
 
 /// 2^x by `ex2.approx.ftz.f32`: as exp2_approx, but subnormal results flush to zero (one
-/// instruction fewer), for uses where a result below 2^-126 cannot matter (exp(x) - 1).
+/// instruction fewer), for uses where a result below 2^-126 cannot matter (exp(x) - 1, 2^t for
+/// |t| <= 1/2: CUDA's own expf, within 2 ulp, is this instruction after reduce_exp2's reduction).
 CUACT_HOST_DEVICE float exp2_approx_ftz(float x) {
 #if defined(__CUDA_ARCH__)
   float result;
@@ -118,6 +86,58 @@ CUACT_HOST_DEVICE float exp2_approx_ftz(float x) {
   return exp2f(x);
 #endif
 }
+
+/// x log2(e) = j + t, j integral, |t| <= 1/2, t within 2^-24 absolute: log2(e) as a float pair,
+/// the high product's rounding recovered by the fma (x in [-110, 0]: the low part's error is
+/// below 2^-40). exp(x) = 2^j 2^t.
+struct reduced_exp2 {
+  float j;
+  float t;
+};
+CUACT_HOST_DEVICE reduced_exp2 reduce_exp2(float x) {
+  const float j = rintf(x * 1.44269504088896341f);
+  const float t = fmaf(x, 1.925963033500011079e-8f, fmaf(x, 1.44269502162933349609f, -j));
+  return {j, t};
+}
+
+/// m 2^j for integral j in [-220, 0] (NaN j gives m): two normal factors, so a subnormal
+/// result rounds once.
+CUACT_HOST_DEVICE float scale_by_exp2(float m, float j) {
+  const float j_high = truncf(j * 0.5f);
+  return m * exp2_integral(j_high) * exp2_integral(j - j_high);
+}
+
+/// exp(x) for x <= 0 (NaN in, NaN out), within 2 ulp in float, subnormal results included:
+/// about 10 instructions (`ex2.approx` after an accurate reduction). The degree-7 polynomial of
+/// reduce_exp, which expm1 needs, cost twice that: fp32 sigmoid measured 55.6 instructions per
+/// element on H200 (Nsight Compute), whose copy ceiling leaves about 62.
+CUACT_HOST_DEVICE float exp_nonpositive(float x) {
+  // exp(x) is below half the smallest subnormal for x < -104: the clamp keeps 2^j's halves normal
+  const reduced_exp2 e = reduce_exp2(x < -110.0f ? -110.0f : x);
+  return scale_by_exp2(exp2_approx_ftz(e.t), e.j);
+}
+
+/// m * exp(v) for v <= 0 (NaN in, NaN out), |m| below 2^60, subnormal results included: m 2^t
+/// is scaled by 2^j in two normal steps, so a subnormal product rounds once. Where m * exp(v) is
+/// subnormal, exp(v) alone would be subnormal too, with fewer significant bits than the product
+/// needs (silu(-100) = -100 e^-100 from a rounded e^-100 is 50 ulp off).
+CUACT_HOST_DEVICE float mul_exp_nonpositive(float m, float v) {
+  // below -110, |m| e^v < 2^-150 for the |m| < 2^8 the activations pass: m * 0 (NaN for an
+  // infinite m, as PyTorch's inf * 0)
+  const reduced_exp2 e = reduce_exp2(v < -110.0f ? -110.0f : v);
+  const float result = scale_by_exp2(m * exp2_approx_ftz(e.t), e.j);
+  return v < -110.0f ? m * 0.0f : result;
+}
+/// double: m exp(v) while exp(v) is normal, else exp(v / 2)^2, both factors normal down to
+/// v = -1416.
+CUACT_HOST_DEVICE double mul_exp_nonpositive(double m, double v) {
+  if (v >= -700.0 || v != v) return m * ::exp(v);
+  const double half = ::exp(0.5 * v);
+  return (m * half) * half;
+}
+
+CUACT_HOST_DEVICE double expm1_nonpositive(double x) { return ::expm1(x); }
+CUACT_HOST_DEVICE double exp_nonpositive(double x) { return ::exp(x); }
 
 /// True when results of this accuracy tag are rounded to 16 bits or fewer.
 template <class R>
@@ -273,11 +293,11 @@ CUACT_HOST_DEVICE split<double> over(double x, double a) {
 /// m * exp(v) for v in [-110, 0], not NaN (callers clamp), |m| below 2^60: mul_exp_nonpositive
 /// without its clamp and NaN checks, rounded once, subnormal results included.
 CUACT_HOST_DEVICE float mul_exp_bounded(float m, float v) {
-  const reduced_exp e = reduce_exp(v);
-  const int k = static_cast<int>(e.k);  // -159 <= k <= 0
-  const int k_high = k >> 1;            // floor: both halves stay >= -80
-  return fmaf(m, e.p, m) * cuda::std::bit_cast<float>((k_high + 127) << 23) *
-         cuda::std::bit_cast<float>((k - k_high + 127) << 23);
+  const reduced_exp2 e = reduce_exp2(v);
+  const int j = static_cast<int>(e.j);  // -159 <= j <= 0
+  const int j_high = j >> 1;            // floor: both halves stay >= -80
+  return m * exp2_approx_ftz(e.t) * cuda::std::bit_cast<float>((j_high + 127) << 23) *
+         cuda::std::bit_cast<float>((j - j_high + 127) << 23);
 }
 
 /// erfcx(a) = exp(a^2) erfc(a) for a in [0, 10.6] (larger a is not in range: callers clamp), in
@@ -354,6 +374,13 @@ CUACT_HOST_DEVICE C reciprocal_one_plus(C e, R r) {
   const C d = C(1) + e;
   if constexpr (rounds_to_16_bits_v<R> && sizeof(C) == 4) {
     return reciprocal(d, r);
+  } else if constexpr (sizeof(C) == 4) {
+    // d in [1, 2]: `rcp.approx` and one Newton step give 1 / d within about half an ulp, without
+    // the range checks and slow path of the IEEE division (4 instructions fewer per call)
+    const float lo = e - (d - 1.0f);
+    const float r = rcp_approx(d);
+    const float q = fmaf(r, fmaf(-d, r, 1.0f), r);
+    return fmaf(-q * lo, q, q);
   } else {
     const C lo = e - (d - C(1));
     const C q = C(1) / d;
