@@ -30,6 +30,14 @@ REFERENCE = {
     "threshold": (lambda x, t=0.5, v=-2.0: F.threshold(x, t, v), [(0.5, -2.0), (-1.0, 3.0)]),
 }
 
+# Where PyTorch's own kernel is not exact in float64, the formula it rounds (tests only): its CUDA
+# hardsigmoid/hardswish multiply by a float 1/6 in every dtype (F.hardsigmoid(0.0) in float64 is
+# 0.5000000149), which cuact does not copy.
+EXACT_FLOAT64 = {
+    "hardsigmoid": lambda x: torch.clamp(x + 3, 0, 6) / 6,
+    "hardswish": lambda x: x * torch.clamp(x + 3, 0, 6) / 6,
+}
+
 # Points where the activation is not differentiable (for gradcheck inputs to avoid), as a
 # function of the parameters.
 KINKS = {

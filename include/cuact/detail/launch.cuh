@@ -19,9 +19,9 @@
 ///   thread; where the device's instruction budget per element (SMs x clock x 128 lanes over
 ///   elements per second at full bandwidth) is under instruction_bound_budget, it is
 ///   instruction-bound, and each thread makes two passes. The cost is the activation's
-///   `is_heavy` hint when it declares one. Otherwise it is estimated: heavy on data whose
-///   instruction budget is tight (a wrong guess costs a cheap op about 1%, a right one wins
-///   5-25%), and elsewhere heavy when the kernel needs more than heavy_register_count registers.
+///   `is_heavy` hint when it declares one. An operation without the hint is taken as heavy and
+///   makes two passes on every device and dtype: a wrong guess costs a cheap op about 1%, a right
+///   one wins 5-20% (see model_launch_shape).
 /// - **Small work.** Below one full wave of resident threads, one vector per thread, so every SM
 ///   gets work.
 /// - Everything read from the device is cached per device (and per kernel instantiation for
@@ -65,11 +65,6 @@ inline constexpr double instruction_bound_budget = 48;
 /// Threads per block: PyTorch's choice for elementwise kernels. On H200 128-thread blocks reached
 /// the copy ceiling where 1024-thread blocks lost 4-5% (block turnover at the end of the grid).
 inline constexpr unsigned threads_per_block = 128;
-
-/// Registers per thread above which an operation counts as compute-heavy when it declares no
-/// `is_heavy` hint. Copy-like kernels with four vectors in flight compile to 30-40 registers on
-/// sm_90 (the loaded values and their addresses); an exp, log or erf per element adds 15-25.
-inline constexpr int heavy_register_count = 48;
 
 /// Clears an error the runtime recorded for a failed query, so the caller gets it once, returned.
 inline cudaError_t returned(cudaError_t status) {
@@ -205,20 +200,22 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
                                        cost_hint hint, std::size_t vectors, std::size_t scalars,
                                        std::size_t vector_load_bytes, std::size_t bytes_per_element,
                                        unsigned max_vectors_per_thread) {
-  // Data whose instruction budget per element is tight (16-bit on H100/H200): an operation that
-  // does not declare itself light is taken as heavy, since the register count does not tell a
-  // plain user functor with log1p(exp(x)) (37 registers on sm_90) from a copy-like one (35): two
-  // passes cost a cheap op about 1% and win 5-25% for a heavy one (bench --user, --shapes).
+  // An operation that does not declare its cost is taken as heavy, with two passes even where
+  // the budget is not tight: nothing observable tells a plain user functor with log1p(exp(x))
+  // (29 registers on sm_90, 58 instructions per element) from a copy-like one (28 registers), and
+  // on H200 fp32 (budget about 56 modelled, 62 at the measured copy ceiling) such functors run at
+  // 0.87 x memcpy in one vector and one pass, 0.99 in two and two (bench --shapes: user_softplus,
+  // user_elu). Declared heavy ops make two passes only where the budget is tight: fp32 selu lost
+  // 1.4% with two on H200.
   const bool tight = instruction_budget(device, bytes_per_element) < instruction_bound_budget;
-  const bool heavy =
-      hint == cost_hint::heavy || (hint == cost_hint::estimate &&
-                                   (tight || kernel.registers_per_thread > heavy_register_count));
+  const bool estimated = hint == cost_hint::estimate;
+  const bool heavy = hint == cost_hint::heavy || estimated;
   const double resident_threads =
       static_cast<double>(kernel.resident_blocks_per_sm) * threads_per_block;
   const double target_bytes = device.bytes_per_second / device.sm_count * load_latency_seconds;
   unsigned k = static_cast<unsigned>(target_bytes / (resident_threads * vector_load_bytes) + 0.999);
   if (heavy && k < 2) k = 2;
-  unsigned passes = heavy && tight ? 2 : 1;
+  unsigned passes = heavy && (tight || estimated) ? 2 : 1;
   const double wave = resident_threads * device.sm_count;
   if (static_cast<double>(vectors) < wave * 4) {  // little work: spread it over every SM
     k = 1;
