@@ -1,15 +1,117 @@
 // CPU grid simulation of the ReLU mask: the sign-mask forward's per-thread body
 // (detail::sign_mask_forward_thread) under simulated grids with every access recorded, and the
 // backward's op (dy where the bit is set) through the elementwise body, which must equal relu's
-// backward from x bit for bit; n straddling mask-word edges, misaligned and in-place arrays.
+// backward from x bit for bit; n straddling mask-word edges, misaligned and in-place arrays. The
+// backward's per-vector mask read (takes_vector_index) for every width, vectors per thread and
+// vector start modulo the width, so vectors straddle 8- and 32-element edges, with the mask ending
+// at an inaccessible page where the platform has mmap.
 #include <cstdint>
 #include <vector>
+
+#if __has_include(<sys/mman.h>)
+#include <sys/mman.h>
+#include <unistd.h>
+#define CUACT_TEST_PAGE_GUARD 1
+#endif
 
 #include "catch.hpp"
 #include "grid_simulation.hpp"
 
 using namespace cuact_test;
 using cuact::detail::type_list;
+
+namespace {
+
+/// `words` mask words that end where an inaccessible page begins (with mmap), so a read past the
+/// mask's end faults instead of reading a neighbour's bytes unnoticed.
+class page_end_words {
+ public:
+  explicit page_end_words(std::size_t words) {
+#ifdef CUACT_TEST_PAGE_GUARD
+    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    data_bytes_ = (words * 4 + page - 1) / page * page;
+    void* p = mmap(nullptr, data_bytes_ + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    REQUIRE(p != MAP_FAILED);
+    base_ = static_cast<unsigned char*>(p);
+    REQUIRE(mprotect(base_ + data_bytes_, page, PROT_NONE) == 0);
+    data_ = reinterpret_cast<std::uint32_t*>(base_ + data_bytes_) - words;
+#else
+    fallback_.resize(words);
+    data_ = fallback_.data();
+#endif
+  }
+  ~page_end_words() {
+#ifdef CUACT_TEST_PAGE_GUARD
+    munmap(base_, data_bytes_ + static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
+#endif
+  }
+  page_end_words(const page_end_words&) = delete;
+  page_end_words& operator=(const page_end_words&) = delete;
+  std::uint32_t* data() const { return data_; }
+
+ private:
+  std::uint32_t* data_ = nullptr;
+#ifdef CUACT_TEST_PAGE_GUARD
+  unsigned char* base_ = nullptr;
+  std::size_t data_bytes_ = 0;
+#else
+  std::vector<std::uint32_t> fallback_;
+#endif
+};
+
+/// The mask backward with width W over T: every vectors_per_thread, every start of the first
+/// vector modulo V (the array's offset), sizes straddling 8- and 32-element edges, in and out of
+/// place and misaligned (scalars only). The simulation compares the engine's output, whose vectors
+/// take the per-vector form of the op, with the per-element form; that form is checked here against
+/// the bits themselves. Bits past n are set: elements there do not exist, and nothing may use them.
+template <class T, int W>
+void mask_backward_matrix(tally& total) {
+  constexpr int V = resolved_width(W, sizeof(T));
+  using op_t = cuact::detail::masked_gradient;
+  using params_t = decltype(cuact::make_elementwise_params<V>(
+      op_t{nullptr}, static_cast<T*>(nullptr), 0, static_cast<const T*>(nullptr)));
+  std::uint64_t seed = 7000 + 100 * static_cast<std::uint64_t>(W);
+  for (std::size_t n :
+       {0, 1, 7, 8, 9, 15, 17, 31, 32, 33, 39, 40, 63, 64, 65, 95, 96, 97, 200, 1000, 4099}) {
+    const std::size_t words = cuact::relu_mask_words(n);
+    page_end_words mask(words);
+    for (std::size_t w = 0; w < words; ++w) {
+      mask.data()[w] = static_cast<std::uint32_t>(mix64(seed ^ mix64(w)));
+    }
+    if (n % 32 != 0) mask.data()[words - 1] |= ~0u << (n % 32);
+    const op_t op{mask.data()};
+    std::size_t wrong = 0;  // the per-element form against the bits
+    for (std::size_t i = 0; i < n; ++i) {
+      const T dy = hash_value<T>(seed + 1, i);
+      const bool bit = (mask.data()[i / 32] >> (i % 32)) & 1u;
+      const T expected = bit ? dy : from_bits<T>(bits_t<T>(0));  // +0, as C(0) stores
+      if (!same_result(cuda::std::get<0>(evaluate<T>(op, i, dy)), expected)) ++wrong;
+    }
+    CHECK(wrong == 0);
+    for (unsigned k = 1; k <= static_cast<unsigned>(params_t::max_vectors_per_thread); ++k) {
+      for (std::size_t offset = 0; offset < static_cast<std::size_t>(V); ++offset) {
+        for (int placement = 0; placement < 3; ++placement) {
+          sim_layout l;
+          l.n = n;
+          l.seed = seed + 1;
+          l.vectors_per_thread = k;
+          l.in_offset[0] = offset;
+          l.out_offset[0] = placement == 2 ? offset + 1 : offset;
+          l.in_place = placement == 1 ? 0 : -1;
+          elementwise_sim<V, op_t, type_list<T>, type_list<T>> sim(op, l);
+          report_case(sim.run(grids_for(sim.params(), placement == 0 && offset < 2)),
+                      type_name<T>() + " mask backward W=" + std::to_string(W) + " " +
+                          describe_layout(l, 1, 1),
+                      total, n);
+        }
+      }
+    }
+    ++seed;
+  }
+}
+
+}  // namespace
 
 TEMPLATE_TEST_CASE("relu mask forward and backward under simulated grids", "[cpu][grid][mask]",
                    CUACT_TEST_DTYPES) {
@@ -97,4 +199,14 @@ TEMPLATE_TEST_CASE("relu mask forward and backward under simulated grids", "[cpu
     }
   }
   CHECK(total.failed_cases == 0);
+}
+
+TEMPLATE_TEST_CASE("relu mask backward: a mask read per vector, at every width and word edge",
+                   "[cpu][grid][mask]", CUACT_TEST_DTYPES) {
+  using T = TestType;
+  tally total;
+  for_each_width<T>([&](auto w) { mask_backward_matrix<T, decltype(w)::value>(total); });
+  total.print("mask backward " + type_name<T>());
+  CHECK(total.failed_cases == 0);
+  CHECK(total.cases > 0);
 }

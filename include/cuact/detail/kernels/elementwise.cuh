@@ -64,6 +64,19 @@ template <class Op>
 inline constexpr bool takes_element_index_v<Op, std::void_t<decltype(Op::takes_element_index)>> =
     Op::takes_element_index;
 
+/// An op that also declares `static constexpr bool takes_vector_index = true` is called once per
+/// vector, as op(first, vector_of<C, Width>...) -> vector_of<R, Width> with the vector's first
+/// index and every lane of each input (R: what op(i, values...) returns); the scalar head and tail
+/// still call op(i, values...). Why: a lookup by index that serves a whole vector then loads once
+/// per vector. The ReLU mask backward's bits for a vector sit in one word; read once per element,
+/// a 16-bit vector cost 8 mask loads and the kernel was issue-bound, not memory-bound. A vector may
+/// start at any index (a misaligned array has a scalar head), not only at a multiple of Width.
+template <class Op, class = void>
+inline constexpr bool takes_vector_index_v = false;
+template <class Op>
+inline constexpr bool takes_vector_index_v<Op, std::void_t<decltype(Op::takes_vector_index)>> =
+    Op::takes_vector_index;
+
 template <class Op, int VecWidth, class Outputs, class Inputs>
 struct elementwise_params;
 
@@ -125,6 +138,15 @@ CUACT_HOST_DEVICE auto compute_value(const Op& op, std::size_t first, const Load
   }
 }
 
+/// The lanes of a loaded vector in compute type (what a takes_vector_index op receives).
+template <class T, int Width>
+CUACT_HOST_DEVICE vector_of<compute_t<T>, Width> to_compute(const vector_of<T, Width>& loaded) {
+  vector_of<compute_t<T>, Width> result;
+  CUACT_UNROLL
+  for (int j = 0; j < Width; ++j) result.elements[j] = to_compute(loaded.elements[j]);
+  return result;
+}
+
 /// Output `O` of each element (the value itself for a single-output op).
 template <class V, std::size_t O>
 CUACT_HOST_DEVICE auto output_value(const V& value, std::integral_constant<std::size_t, O>) {
@@ -176,11 +198,20 @@ CUACT_HOST_DEVICE void compute_and_store(
     const elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>& params,
     std::size_t first, const Loaded& loaded, const Access& access, std::index_sequence<I...>,
     std::index_sequence<O...>) {
+  static_assert(!takes_vector_index_v<Op> || takes_element_index_v<Op>,
+                "cuact: an op taking the vector index is called per element for the scalar head "
+                "and tail too: declare takes_element_index as well");
   using value_t = decltype(compute_value(params.op, first, loaded, std::index_sequence<I...>{}, 0));
   value_t values[Width];
-  CUACT_UNROLL
-  for (int j = 0; j < Width; ++j) {
-    values[j] = compute_value(params.op, first, loaded, std::index_sequence<I...>{}, j);
+  if constexpr (Width > 1 && takes_vector_index_v<Op>) {
+    const auto lanes = params.op(first, to_compute(cuda::std::get<I>(loaded))...);
+    CUACT_UNROLL
+    for (int j = 0; j < Width; ++j) values[j] = lanes.elements[j];
+  } else {
+    CUACT_UNROLL
+    for (int j = 0; j < Width; ++j) {
+      values[j] = compute_value(params.op, first, loaded, std::index_sequence<I...>{}, j);
+    }
   }
   cuda::std::tuple<vector_of<Out, Width>...> results;
   if constexpr (sizeof...(Out) == 1) {
