@@ -646,6 +646,8 @@ struct tanh {
 /// (tanh's error plus the subtraction's), not 4 ulp of the result. 16-bit results: below
 /// |x| = 1/2 the odd Taylor series x^3/3 - 2x^5/15 + ... to x^11 (relative error below 2^-16),
 /// above it x - (1 - e) / (1 + e), e = exp(-2|x|) <= 1/e, so the result is within 1 ulp there too.
+/// A 16-bit result that rounds to zero keeps the sign of x (x^3 / 3); PyTorch's float x - tanh(x)
+/// gives +0 where tanhf(x) == x.
 /// Backward: tanh(x)^2 (PyTorch's autograd computes 1 - (1 - tanh^2), which cancels near 0);
 /// float squares a double tanh (tanhf's 2 ulp would become 5 in the square); double squares
 /// double tanh: within 6 ulp (a 1-ulp tanh doubles in the square, near its binade's bottom).

@@ -79,8 +79,12 @@ def test_forward_matches_torch(name, params, dtype):
     assert bad.numel() == 0, (
         f"{name}{params} {dtype}: {bad.shape[0]} elements differ, first at x={x[tuple(bad[0])].item()!r}: "
         f"cuact {y[tuple(bad[0])].item()!r}, torch {torch_same_dtype[tuple(bad[0])].item()!r}")
-    # zero signs agree with PyTorch
+    # zero signs agree with PyTorch, except 16-bit tanhshrink: PyTorch's x - tanh(x) in float
+    # gives +0 where tanhf(x) == x (x - x), cuact's series x^3/3 - ... the sign of x (seen on H100
+    # and H200 for tiny negative x: cuact -0, PyTorch +0); the values are zero either way
     zeros = (torch_same_dtype == 0) & (y == 0)
+    if name == "tanhshrink" and dtype in (torch.float16, torch.bfloat16):
+        zeros &= x == 0  # tanhshrink(+-0) = +0 still checked
     assert torch.equal(torch.signbit(y[zeros]), torch.signbit(torch_same_dtype[zeros])), f"{name}: sign of zero"
 
 
