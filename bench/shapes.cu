@@ -27,10 +27,10 @@ struct target {
   dtype type;
 };
 const target default_targets[] = {{"relu", op_kind::forward, dtype::f32},
-                              {"relu", op_kind::forward, dtype::bf16},
-                              {"selu", op_kind::forward, dtype::f32},
-                              {"selu", op_kind::forward, dtype::bf16},
-                              {"selu", op_kind::backward, dtype::bf16}};
+                                  {"relu", op_kind::forward, dtype::bf16},
+                                  {"selu", op_kind::forward, dtype::f32},
+                                  {"selu", op_kind::forward, dtype::bf16},
+                                  {"selu", op_kind::backward, dtype::bf16}};
 
 /// --ops "activation:kind:dtype,...": the targets named (an unknown name is reported, not timed).
 std::vector<target> parse_targets(const std::string& list) {
@@ -100,8 +100,7 @@ int run_shapes(const device_info& device, const options& opts) {
     const entry* e = find_entry(table_entries(), tg.activation, tg.kind, tg.type);
     if (e == nullptr) e = find_entry(user_entries(), tg.activation, tg.kind, tg.type);
     if (e == nullptr || !e->direct || !e->shape) {
-      std::printf("\n%s %s %s: not built\n", tg.activation.c_str(), name(tg.kind),
-                  name(tg.type));
+      std::printf("\n%s %s %s: not built\n", tg.activation.c_str(), name(tg.kind), name(tg.type));
       continue;
     }
     const double bytes = e->bytes_moved(n);
