@@ -31,7 +31,9 @@ timeout "${NCU_TIMEOUT:-300}" ncu --clock-control none --kernel-name-base demang
   --csv --page raw --print-units base "$build/bench/cuact_bench" "${args[@]}" --reps 1 > "$out/ncu.csv" 2> "$out/ncu.log"
 echo "ncu exit $? ($(wc -l < "$out/ncu.csv") csv lines)"
 python3 - "$out/ncu.csv" <<'PY'
-import csv, io, re, sys
+import csv, io, os, re, sys
+# elements per launch: the bench's n (4096 x 393216); ELEMENTS overrides (fp64 rows use half)
+n = float(os.environ.get("ELEMENTS", 4096 * 393216))
 text = open(sys.argv[1]).read()
 start = text.find('"ID"')
 if start < 0:
@@ -47,9 +49,6 @@ for r in rows:
     inst = float(r["smsp__inst_executed.sum"].replace(",", ""))
     dram = float(r["dram__bytes.sum"].replace(",", "")) if r.get("dram__bytes.sum") else 0
     us = float(r["gpu__time_duration.sum"].replace(",", "")) / 1000 if r.get("gpu__time_duration.sum") else 0
-    # elements: the bench's n (4096 x 393216; fp64 rows half), read from the DRAM bytes is not
-    # exact, so take n from the environment or the default
-    n = float(__import__("os").environ.get("ELEMENTS", 4096 * 393216))
     short = re.sub(r"cuact::|bench::|user_functors::|detail::", "", name)
     short = re.sub(r"\s+", " ", short)[:90]
     print(f"{short:90} {inst * 32 / n:9.1f} {dram / 1e9:8.2f} {us:8.0f}")
