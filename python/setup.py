@@ -4,6 +4,7 @@ Builds cuact_torch._C (torch.ops.cuact) with CUDAExtension and installs cuact's 
 package, for cuact_torch.activation's JIT builds. CUACT_TORCH_FAMILY=1 builds the whole
 activation family; TORCH_CUDA_ARCH_LIST picks the GPU architectures (e.g. "9.0").
 """
+import glob
 import os
 import shutil
 
@@ -33,12 +34,14 @@ setup(
     version="0.1.0",
     description="cuact activation kernels as PyTorch custom operators",
     packages=["cuact_torch"],
-    package_data={"cuact_torch": ["csrc/*.cu", "include/cuact/*.cuh", "include/cuact/*/*.cuh",
+    package_data={"cuact_torch": ["csrc/*.cu", "csrc/*.h", "include/cuact/*.cuh", "include/cuact/*/*.cuh",
                                   "include/cuact/*/*/*.cuh"]},
     ext_modules=[
         CUDAExtension(
             name="cuact_torch._C",
-            sources=["cuact_torch/csrc/cuact_ops.cu"],
+            # the library and its table's groups (csrc/ops.h): one translation unit each, built
+            # in parallel (MAX_JOBS)
+            sources=sorted(glob.glob(os.path.join("cuact_torch", "csrc", "*.cu"))),
             include_dirs=[PACKAGE_INCLUDE],
             define_macros=macros,
             extra_compile_args={"cxx": _paths.CXX_FLAGS, "nvcc": _paths.NVCC_FLAGS},

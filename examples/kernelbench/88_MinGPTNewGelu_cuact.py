@@ -38,7 +38,7 @@ struct gelu_tanh {
   }
 };
 template <class Params>
-__global__ void __launch_bounds__(256) activation_kernel(const Params params) {
+__global__ void __launch_bounds__(128) activation_kernel(const Params params) {
   const std::size_t thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::size_t threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   cuact::elementwise_thread(params, thread, threads);
@@ -52,8 +52,12 @@ torch::Tensor forward(torch::Tensor x) {
   const std::size_t n = static_cast<std::size_t>(x.numel());
   if (n == 0) return y;
   const float* in = x.data_ptr<float>();
-  const auto params = cuact::make_elementwise_params<4>(gelu_tanh{}, y.data_ptr<float>(), n, in);
-  const std::size_t block = 256;
+  // 128-thread blocks, two 16-byte vectors loaded per thread before either is computed
+  // (cuact's launch model for an op with real math: fp32 SELU on H200 measured 0.997 x memcpy
+  // so, 0.888 with 256 threads x 1 vector)
+  const auto params = cuact::make_elementwise_params<4>(gelu_tanh{}, cuact::outputs(y.data_ptr<float>()),
+                                                        n, cuact::inputs(in), /*vectors_per_thread=*/2);
+  const std::size_t block = 128;
   const std::size_t grid = std::min<std::size_t>((params.work_items() + block - 1) / block, 2147483647);
   activation_kernel<<<static_cast<unsigned>(grid), block, 0, at::cuda::getCurrentCUDAStream()>>>(params);
   C10_CUDA_KERNEL_LAUNCH_CHECK();

@@ -24,12 +24,13 @@ def jit_build(verbose=False):
     """
     from torch.utils.cpp_extension import load
 
-    source = _paths.csrc("cuact_ops.cu")
+    sources = _paths.op_sources()
     cuda_flags = _paths.NVCC_FLAGS + _paths.family_flags()
-    name = "cuact_torch_ops_" + _source_hash([source] + _paths.header_files(), cuda_flags)
+    hashed = sources + [_paths.csrc("ops.h")] + _paths.header_files()
+    name = "cuact_torch_ops_" + _source_hash(hashed, cuda_flags)
     return load(
         name=name,
-        sources=[source],
+        sources=sources,
         extra_include_paths=[_paths.include_dir()],
         extra_cflags=_paths.CXX_FLAGS,
         extra_cuda_cflags=cuda_flags,

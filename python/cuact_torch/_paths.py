@@ -27,6 +27,12 @@ def csrc(name):
     return os.path.join(_PACKAGE, "csrc", name)
 
 
+def op_sources():
+    """The operator library's translation units (cuact_ops.cu and one per table group)."""
+    directory = os.path.join(_PACKAGE, "csrc")
+    return sorted(os.path.join(directory, n) for n in os.listdir(directory) if n.endswith(".cu"))
+
+
 def header_files():
     """Every cuact header, for content hashes of JIT builds."""
     root = os.path.join(include_dir(), "cuact")

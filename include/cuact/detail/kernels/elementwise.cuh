@@ -65,17 +65,33 @@ inline constexpr bool takes_element_index_v<Op, std::void_t<decltype(Op::takes_e
     Op::takes_element_index;
 
 /// An op that also declares `static constexpr bool takes_vector_index = true` is called once per
-/// vector, as op(first, vector_of<C, Width>...) -> vector_of<R, Width> with the vector's first
-/// index and every lane of each input (R: what op(i, values...) returns); the scalar head and tail
-/// still call op(i, values...). Why: a lookup by index that serves a whole vector then loads once
-/// per vector. The ReLU mask backward's bits for a vector sit in one word; read once per element,
-/// a 16-bit vector cost 8 mask loads and the kernel was issue-bound, not memory-bound. A vector may
+/// vector, in two steps: `op.template load_vector<Width>(first)` in the load phase, beside the
+/// input loads, returns a state S (what the op looks up by index, e.g. the vector's mask bits);
+/// `op.apply_vector(state, vector_of<C, Width>...) -> vector_of<R, Width>` in the compute phase
+/// gets it with every lane of each input (R: what op(i, values...) returns). The scalar head and
+/// tail still call op(i, values...). Why: a lookup by index that serves a whole vector then loads
+/// once per vector (the ReLU mask backward's bits for a vector sit in one word; read once per
+/// element, a 16-bit vector cost 8 mask loads and the kernel was issue-bound), and that load is in
+/// flight with the input loads instead of waiting behind them (issued in the compute phase, it
+/// cost one memory latency per vector: bf16 mask backward 0.886 x memcpy on H200). A vector may
 /// start at any index (a misaligned array has a scalar head), not only at a multiple of Width.
 template <class Op, class = void>
 inline constexpr bool takes_vector_index_v = false;
 template <class Op>
 inline constexpr bool takes_vector_index_v<Op, std::void_t<decltype(Op::takes_vector_index)>> =
     Op::takes_vector_index;
+
+/// The load-phase state of a vector (an empty one for ops that do not take the vector index).
+struct no_vector_state {};
+#pragma nv_exec_check_disable
+template <int Width, class Op>
+CUACT_HOST_DEVICE auto load_vector_state(const Op& op, std::size_t first) {
+  if constexpr (Width > 1 && takes_vector_index_v<Op>) {
+    return op.template load_vector<Width>(first);
+  } else {
+    return no_vector_state{};
+  }
+}
 
 template <class Op, int VecWidth, class Outputs, class Inputs>
 struct elementwise_params;
@@ -189,22 +205,22 @@ CUACT_HOST_DEVICE vector_of<Out, Width> convert_vector(const V (&values)[Width],
   return result;
 }
 
-/// Applies op to `Width` consecutive elements starting at `first`: loads (already issued by the
-/// caller), converts, computes, converts, stores.
+/// Applies op to `Width` consecutive elements starting at `first`: loads and the op's vector
+/// state (already issued by the caller), converts, computes, converts, stores.
 #pragma nv_exec_check_disable
-template <int Width, class Op, int VecWidth, class... Out, class... In, class Loaded, class Access,
-          std::size_t... I, std::size_t... O>
+template <int Width, class Op, int VecWidth, class... Out, class... In, class Loaded, class State,
+          class Access, std::size_t... I, std::size_t... O>
 CUACT_HOST_DEVICE void compute_and_store(
     const elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>& params,
-    std::size_t first, const Loaded& loaded, const Access& access, std::index_sequence<I...>,
-    std::index_sequence<O...>) {
+    std::size_t first, const Loaded& loaded, const State& state, const Access& access,
+    std::index_sequence<I...>, std::index_sequence<O...>) {
   static_assert(!takes_vector_index_v<Op> || takes_element_index_v<Op>,
                 "cuact: an op taking the vector index is called per element for the scalar head "
                 "and tail too: declare takes_element_index as well");
   using value_t = decltype(compute_value(params.op, first, loaded, std::index_sequence<I...>{}, 0));
   value_t values[Width];
   if constexpr (Width > 1 && takes_vector_index_v<Op>) {
-    const auto lanes = params.op(first, to_compute(cuda::std::get<I>(loaded))...);
+    const auto lanes = params.op.apply_vector(state, to_compute(cuda::std::get<I>(loaded))...);
     CUACT_UNROLL
     for (int j = 0; j < Width; ++j) values[j] = lanes.elements[j];
   } else {
@@ -254,19 +270,21 @@ CUACT_HOST_DEVICE void elementwise_thread(
   const std::size_t step = num_threads * static_cast<std::size_t>(k);
   for (std::size_t base = thread; base < params.vectors; base += step) {
     cuda::std::tuple<vector_of<In, VecWidth>...> loaded[max_k];
+    decltype(load_vector_state<VecWidth>(params.op, 0)) states[max_k] = {};  // {}: GCC warns
     CUACT_UNROLL
     for (int u = 0; u < max_k; ++u) {
       const std::size_t v = base + u * num_threads;
       if (u < k && v < params.vectors) {
         loaded[u] = load_inputs<VecWidth>(params, params.head + v * VecWidth, access, inputs);
+        states[u] = load_vector_state<VecWidth>(params.op, params.head + v * VecWidth);
       }
     }
     CUACT_UNROLL
     for (int u = 0; u < max_k; ++u) {
       const std::size_t v = base + u * num_threads;
       if (u < k && v < params.vectors) {
-        compute_and_store<VecWidth>(params, params.head + v * VecWidth, loaded[u], access, inputs,
-                                    outputs);
+        compute_and_store<VecWidth>(params, params.head + v * VecWidth, loaded[u], states[u],
+                                    access, inputs, outputs);
       }
     }
   }
@@ -274,8 +292,8 @@ CUACT_HOST_DEVICE void elementwise_thread(
   const std::size_t tail_shift = params.vectors * VecWidth;  // the tail starts after the vectors
   for (std::size_t s = thread; s < scalars; s += num_threads) {
     const std::size_t index = s < params.head ? s : s + tail_shift;
-    compute_and_store<1>(params, index, load_inputs<1>(params, index, access, inputs), access,
-                         inputs, outputs);
+    compute_and_store<1>(params, index, load_inputs<1>(params, index, access, inputs),
+                         no_vector_state{}, access, inputs, outputs);
   }
 }
 

@@ -108,7 +108,8 @@ CUACT_KERNEL void sign_mask_forward_kernel(const sign_mask_params<T, Activation>
 }
 
 /// The backward's operation on the elementwise engine: dy where the element's bit is set, else 0.
-/// Called per vector (takes_vector_index): one mask load per vector instead of one per element.
+/// Called per vector (takes_vector_index): one mask load per vector instead of one per element,
+/// issued with the vector's dy load.
 struct masked_gradient {
   static constexpr bool takes_element_index = true;
   static constexpr bool takes_vector_index = true;
@@ -118,17 +119,23 @@ struct masked_gradient {
   CUACT_HOST_DEVICE C operator()(std::size_t i, C dy) const {
     return (mask[i / 32] >> (i % 32)) & 1u ? dy : C(0);
   }
-  /// Width elements from `first`, which may be any index: their bits are in one word, or straddle
-  /// two when the vector crosses a 32-element edge (then the second word holds an element below n,
-  /// so it is inside the mask's mask_words(n) words).
-  template <class C, int Width>
-  CUACT_HOST_DEVICE vector_of<C, Width> operator()(std::size_t first,
-                                                   const vector_of<C, Width>& dy) const {
+  /// The mask bits of the Width elements from `first` (bit j: element first + j), loaded in the
+  /// engine's load phase. `first` may be any index: the bits are in one word, or straddle two
+  /// when the vector crosses a 32-element edge (then the second word holds an element below n, so
+  /// it is inside the mask's mask_words(n) words).
+  template <int Width>
+  CUACT_HOST_DEVICE unsigned load_vector(std::size_t first) const {
     static_assert(Width <= 32, "cuact: a vector's mask bits span at most two words");
     const std::size_t word = first / 32;
     const unsigned shift = static_cast<unsigned>(first % 32);
     unsigned bits = mask[word] >> shift;
     if (shift + Width > 32) bits |= mask[word + 1] << (32 - shift);  // shift > 0 here
+    return bits;
+  }
+  /// dy where the vector's bit is set, else 0.
+  template <class C, int Width>
+  CUACT_HOST_DEVICE vector_of<C, Width> apply_vector(unsigned bits,
+                                                     const vector_of<C, Width>& dy) const {
     vector_of<C, Width> dx;
     CUACT_UNROLL
     for (int j = 0; j < Width; ++j) dx.elements[j] = (bits >> j) & 1u ? dy.elements[j] : C(0);

@@ -1,0 +1,91 @@
+// The table of cuact's operator library (torch.ops.cuact): one line per activation, shared by
+// the translation units that register it. cuact_ops.cu defines the library and the core ops;
+// each ops_group<N>.cu registers the family rows of group N, so a build compiles the family in
+// parallel (one translation unit of the whole family took five minutes on 16 cores).
+#pragma once
+
+#include <cuact/torch.cuh>
+
+// X(group, op name, activation type, schema parameters with PyTorch's defaults). `float` in a
+// schema is a C++ double; the type is aggregate-initialized from them in order. Group 0 is
+// registered by cuact_ops.cu, group N by ops_group<N>.cu (N = 1..5).
+#define CUACT_TORCH_CORE_OPS(X) \
+  X(0, relu, ::cuact::relu, "") \
+  X(0, selu, ::cuact::selu, "")
+
+// The rest of the family, enabled with -DCUACT_TORCH_FAMILY=1 (setup.py and the JIT loader pass
+// it when the environment variable CUACT_TORCH_FAMILY=1 is set).
+#ifndef CUACT_TORCH_FAMILY
+#define CUACT_TORCH_FAMILY 0
+#endif
+#if CUACT_TORCH_FAMILY
+#define CUACT_TORCH_FAMILY_OPS(X)                                                  \
+  X(1, relu6, ::cuact::relu6, "")                                                  \
+  X(1, leaky_relu, ::cuact::leaky_relu, "float negative_slope=0.01")               \
+  X(1, elu, ::cuact::elu, "float alpha=1.0")                                       \
+  X(1, celu, ::cuact::celu, "float alpha=1.0")                                     \
+  X(2, gelu, ::cuact::gelu, "")                                                    \
+  X(2, gelu_tanh, ::cuact::gelu_tanh, "")                                          \
+  X(2, silu, ::cuact::silu, "")                                                    \
+  X(3, mish, ::cuact::mish, "")                                                    \
+  X(3, sigmoid, ::cuact::sigmoid, "")                                              \
+  X(3, logsigmoid, ::cuact::logsigmoid, "")                                        \
+  X(3, tanh, ::cuact::tanh, "")                                                    \
+  X(4, hardtanh, ::cuact::hardtanh, "float min_val=-1.0, float max_val=1.0")       \
+  X(4, hardsigmoid, ::cuact::hardsigmoid, "")                                      \
+  X(4, hardswish, ::cuact::hardswish, "")                                          \
+  X(4, softplus, ::cuact::softplus, "float beta=1.0, float threshold=20.0")        \
+  X(5, softsign, ::cuact::softsign, "")                                            \
+  X(5, tanhshrink, ::cuact::tanhshrink, "")                                        \
+  X(5, softshrink, ::cuact::softshrink, "float lambd=0.5")                         \
+  X(5, hardshrink, ::cuact::hardshrink, "float lambd=0.5")                         \
+  X(5, threshold, ::cuact::threshold, "float threshold, float value")
+
+namespace cuact {
+namespace torch_ops {
+// Parameters under which y no longer determines x: PyTorch refuses these in-place with autograd;
+// here the in-place op then saves a copy of x instead.
+template <>
+struct from_output_rule<::cuact::elu> {
+  static bool valid(const ::cuact::elu& a) { return a.alpha >= 0; }
+};
+template <>
+struct from_output_rule<::cuact::celu> {
+  static bool valid(const ::cuact::celu& a) { return a.alpha >= 0; }
+};
+template <>
+struct from_output_rule<::cuact::leaky_relu> {
+  static bool valid(const ::cuact::leaky_relu& a) { return a.negative_slope >= 0; }
+};
+}  // namespace torch_ops
+}  // namespace cuact
+#else
+#define CUACT_TORCH_FAMILY_OPS(X)
+#endif
+
+#define CUACT_TORCH_ALL_OPS(X) CUACT_TORCH_CORE_OPS(X) CUACT_TORCH_FAMILY_OPS(X)
+
+// A translation unit registering group N defines CUACT_TORCH_GROUP_<N>(...) as __VA_ARGS__ before
+// including this header; the other groups' rows expand to nothing there.
+#ifndef CUACT_TORCH_GROUP_0
+#define CUACT_TORCH_GROUP_0(...)
+#endif
+#ifndef CUACT_TORCH_GROUP_1
+#define CUACT_TORCH_GROUP_1(...)
+#endif
+#ifndef CUACT_TORCH_GROUP_2
+#define CUACT_TORCH_GROUP_2(...)
+#endif
+#ifndef CUACT_TORCH_GROUP_3
+#define CUACT_TORCH_GROUP_3(...)
+#endif
+#ifndef CUACT_TORCH_GROUP_4
+#define CUACT_TORCH_GROUP_4(...)
+#endif
+#ifndef CUACT_TORCH_GROUP_5
+#define CUACT_TORCH_GROUP_5(...)
+#endif
+
+// Registers a row on library `m` when its group is this translation unit's.
+#define CUACT_TORCH_DEFINE_IN_GROUP(group, name, Policy, params) \
+  CUACT_TORCH_GROUP_##group(CUACT_TORCH_OP_FAMILY(m, cuact, name, Policy, params);)
