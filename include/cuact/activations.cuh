@@ -437,17 +437,29 @@ struct sigmoid {
   /// sigmoid(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
-    const C e = detail::exp_nonpositive(x < C(0) ? x : -x, r);
-    return detail::logistic(x, e, r).s;
+    if constexpr (detail::accurate_float_v<R, C>) {
+      const detail::scaled_exp e = detail::exp_minus_scaled(fabsf(x));
+      const float q = detail::reciprocal_one_plus(e.e, r);
+      return x >= 0.0f ? q : detail::times_scaled_exp(q, e.es);  // e q, e multiplied in last
+    } else {
+      const C e = detail::exp_nonpositive(x < C(0) ? x : -x, r);
+      return detail::logistic(x, e, r).s;
+    }
   }
   /// sigmoid'(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
     // e q^2, q = 1 / (1 + e), with e multiplied in last: a subnormal e loses the digits that a
     // gradient dy * sigma'(x) with a large dy shows
-    const C v = x < C(0) ? x : -x;
-    const C q = detail::reciprocal_one_plus(detail::exp_nonpositive(v, r), r);
-    return detail::mul_exp_nonpositive(q * q, v, r);
+    if constexpr (detail::accurate_float_v<R, C>) {
+      const detail::scaled_exp e = detail::exp_minus_scaled(fabsf(x));
+      const float q = detail::reciprocal_one_plus(e.e, r);
+      return detail::times_scaled_exp(q * q, e.es);
+    } else {
+      const C v = x < C(0) ? x : -x;
+      const C q = detail::reciprocal_one_plus(detail::exp_nonpositive(v, r), r);
+      return detail::mul_exp_nonpositive(q * q, v, r);
+    }
   }
   /// sigmoid'(x) from y = sigmoid(x).
   template <class C>
@@ -467,14 +479,29 @@ struct silu {
   /// silu(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
-    const C v = x < C(0) ? x : -x;
-    const C q = detail::reciprocal_one_plus(detail::exp_nonpositive(v, r), r);
-    // below 0, x e / (1 + e) with e multiplied in last: x e^x is subnormal only where e is
-    return x < C(0) ? detail::mul_exp_nonpositive(x * q, v, r) : x * q;
+    if constexpr (detail::accurate_float_v<R, C>) {
+      // one reduction for e and for the scaled x e q below 0 (-inf: -inf * 0 = NaN)
+      const detail::scaled_exp e = detail::exp_minus_scaled(fabsf(x));
+      const float xq = x * detail::reciprocal_one_plus(e.e, r);
+      return x < 0.0f ? detail::times_scaled_exp(xq, e.es) : xq;
+    } else {
+      const C v = x < C(0) ? x : -x;
+      const C q = detail::reciprocal_one_plus(detail::exp_nonpositive(v, r), r);
+      // below 0, x e / (1 + e) with e multiplied in last: x e^x is subnormal only where e is
+      return x < C(0) ? detail::mul_exp_nonpositive(x * q, v, r) : x * q;
+    }
   }
   /// silu'(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
+    if constexpr (detail::accurate_float_v<R, C>) {
+      // q (1 + x e q) above 0, e q (1 + x q) below; +-inf: NaN (inf * 0), a huge finite x < 0
+      // gives x * 0 (q = 1: no overflow)
+      const detail::scaled_exp e = detail::exp_minus_scaled(fabsf(x));
+      const float q = detail::reciprocal_one_plus(e.e, r);
+      const float below = detail::times_scaled_exp(q * fmaf(x, q, 1.0f), e.es);
+      return x < 0.0f ? below : q * fmaf(x * e.e, q, 1.0f);
+    }
     const C v = x < C(0) ? x : -x;
     const C e = detail::exp_nonpositive(v, r);
     const auto l = detail::logistic(x, e, r);
@@ -501,9 +528,15 @@ struct logsigmoid {
   /// logsigmoid'(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
-    const C v = x < C(0) ? x : -x;
-    const C q = detail::reciprocal_one_plus(detail::exp_nonpositive(v, r), r);
-    return x < C(0) ? q : detail::mul_exp_nonpositive(q, v, r);  // sigmoid(-x)
+    if constexpr (detail::accurate_float_v<R, C>) {
+      const detail::scaled_exp e = detail::exp_minus_scaled(fabsf(x));
+      const float q = detail::reciprocal_one_plus(e.e, r);
+      return x < 0.0f ? q : detail::times_scaled_exp(q, e.es);  // sigmoid(-x)
+    } else {
+      const C v = x < C(0) ? x : -x;
+      const C q = detail::reciprocal_one_plus(detail::exp_nonpositive(v, r), r);
+      return x < C(0) ? q : detail::mul_exp_nonpositive(q, v, r);  // sigmoid(-x)
+    }
   }
 };
 
@@ -588,11 +621,20 @@ struct mish {
     const bool positive = x > C(0);
     const C a = positive ? detail::fused(C(2), e, C(1)) : e * (e + C(2));
     const C b = positive ? C(2) * e * e : C(2);
-    return {a, b, detail::reciprocal(a + b, r)};
+    if constexpr (detail::accurate_float_v<R, C>) {
+      return {a, b, detail::reciprocal_normal(a + b)};  // a + b in [1, 5]
+    } else {
+      return {a, b, detail::reciprocal(a + b, r)};
+    }
   }
   /// mish(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
+    if constexpr (detail::accurate_float_v<R, C>) {
+      const detail::scaled_exp e = detail::exp_minus_scaled(fabsf(x));
+      const parts<C> p = tanh_softplus(x, e.e, r);
+      return x > 0.0f ? x * (p.a * p.q) : detail::times_scaled_exp(x * ((e.e + 2.0f) * p.q), e.es);
+    }
     const C v = x < C(0) ? x : -x;
     const C e = detail::exp_nonpositive(v, r);
     const parts<C> p = tanh_softplus(x, e, r);
@@ -602,6 +644,15 @@ struct mish {
   /// mish'(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
+    if constexpr (detail::accurate_float_v<R, C>) {
+      const detail::scaled_exp e = detail::exp_minus_scaled(fabsf(x));
+      const parts<C> p = tanh_softplus(x, e.e, r);
+      const float one_minus_t2 = p.b * fmaf(2.0f, p.a, p.b) * (p.q * p.q);
+      const float q = detail::reciprocal_one_plus(e.e, r);  // sigmoid(|x|)
+      const float above = fmaf(x * q, one_minus_t2, p.a * p.q);
+      const float below = fmaf(x * q, one_minus_t2, (e.e + 2.0f) * p.q);
+      return x > 0.0f ? above : detail::times_scaled_exp(below, e.es);
+    }
     const C v = x < C(0) ? x : -x;
     const C e = detail::exp_nonpositive(v, r);
     const parts<C> p = tanh_softplus(x, e, r);
@@ -880,9 +931,52 @@ struct gelu_tanh {
                    : detail::split<double>{-2 * u, -2 * u_lo};
     }
   }
+  /// Float: e = exp(-2|u|) and 1 / (1 + e), from a = min(|x|, 30) (u is odd). 2|u| log2(e) =
+  /// z + z_lo = a (c1 + c3 a^2) in float-float with log2(e) folded into the constants (float
+  /// pairs, 2^-48), so the reduction for `ex2.approx` is z's own integer part: j + t = -z - z_lo
+  /// (z - j is exact), about 2^-44 relative. Below 0 the exp amplifies u's error by 2|u| (up to
+  /// 104 before the result underflows), hence the pair; branch-free, as both signs share it.
+  struct float_parts {
+    ///@{
+    /// a = min(|x|, 30), s = a^2, e = exp(-2|u|) (es = e 2^64, see detail::exp_minus_scaled)
+    /// and q = 1 / (1 + e).
+    float a, s, e, es, q;
+    ///@}
+  };
+  /// The float_parts of x.
+  CUACT_HOST_DEVICE static float_parts float_parts_of(float x) {
+    constexpr double log2e = 1.44269504088896340736;
+    constexpr double c1 = 2 * beta_hi * log2e, c3 = 2 * beta_hi * kappa_hi * log2e;
+    constexpr float c1h = float(c1), c1l = float(c1 - double(c1h));
+    constexpr float c3h = float(c3), c3l = float(c3 - double(c3h));
+    const float a = fminf(fabsf(x), 30.0f);  // NaN gives 30: x * q below makes the NaN
+    const float s = a * a, s_lo = fmaf(a, a, -s);
+    const float p = c3h * s;
+    const float p_lo = fmaf(c3h, s, -p) + fmaf(c3h, s_lo, c3l * s);
+    const float big = fmaxf(p, c1h), small = fminf(p, c1h);  // Fast2Sum on max / min
+    const float w = big + small;
+    const float w_lo = (small - (w - big)) + (p_lo + c1l);
+    const float z = a * w;
+    const float z_lo = fmaf(a, w_lo, fmaf(a, w, -z));
+    // e = 2^-(z + z_lo): j from z clamped at 190 (2^(j + 64) normal); beyond, t < -1000, e = 0
+    constexpr float magic = 0x1.8p23f;
+    const float jm = magic - fminf(z, 190.0f);
+    const float j = jm - magic;
+    const float t = (-z - j) - z_lo;
+    const unsigned two_j64 = (cuda::std::bit_cast<unsigned>(jm) << 23) + ((127u + 64u) << 23);
+    const float es = detail::exp2_approx_ftz(t) * cuda::std::bit_cast<float>(two_j64);
+    const float e = es * 0x1p-64f;
+    return {a, s, e, es, detail::reciprocal_one_plus(e, rounded_to<float>{})};
+  }
   /// gelu_tanh(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
+    if constexpr (detail::accurate_float_v<R, C>) {
+      // x q above 0, x e q below (-inf: -inf * 0 = NaN), e multiplied in last
+      const float_parts f = float_parts_of(x);
+      const float xq = x * f.q;
+      return x < 0.0f ? detail::times_scaled_exp(xq, f.es) : xq;
+    }
     const detail::split<C> v = minus_two_abs_u(x, r);
     const C e = detail::exp_nonpositive_sum(v, r);
     const C q = detail::reciprocal_one_plus(e, r);
@@ -897,6 +991,15 @@ struct gelu_tanh {
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
     // s + 2 x s (1 - s) u' = q (1 + 2 x e q u') above 0, e q (1 + 2 x q u') below
+    if constexpr (detail::accurate_float_v<R, C>) {
+      const float_parts f = float_parts_of(x);
+      const float two_q_du = f.q * fmaf(float(6 * beta_hi * kappa_hi), f.s, float(2 * beta_hi));
+      const float above = f.q * fmaf(x * f.e, two_q_du, 1.0f);  // +inf: inf * 0 = NaN
+      // -a for finite x, NaN for +-inf (-inf: NaN, as PyTorch); a, not x: no overflow for huge x
+      const float xm = fmaf(x, 0.0f, -f.a);
+      const float below = detail::times_scaled_exp(f.q * fmaf(xm, two_q_du, 1.0f), f.es);
+      return x < 0.0f ? below : above;
+    }
     const detail::split<C> v = minus_two_abs_u(x, r);
     const C e = detail::exp_nonpositive_sum(v, r);
     const C q = detail::reciprocal_one_plus(e, r);

@@ -193,6 +193,18 @@ CUACT_HOST_DEVICE float rcp_approx(float x) {
 #endif
 }
 
+/// 1/x by `rcp.approx.ftz.f32`, for x in [1, 2^126] (7 instructions fewer than rcp_approx, whose
+/// subnormal handling such x never needs; same relative error).
+CUACT_HOST_DEVICE float rcp_approx_ftz(float x) {
+#if defined(__CUDA_ARCH__)
+  float result;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(result) : "f"(x));
+  return result;
+#else
+  return 1.0f / x;
+#endif
+}
+
 /// log2(x) by `lg2.approx.f32` (absolute error below 2^-22.6); x is in [1, 2] where cuact uses it.
 CUACT_HOST_DEVICE float log2_approx(float x) {
 #if defined(__CUDA_ARCH__)
@@ -311,7 +323,7 @@ CUACT_HOST_DEVICE float mul_exp_bounded(float m, float v) {
 template <bool Accurate>
 CUACT_HOST_DEVICE split<float> erfcx_bounded(float a) {
   if constexpr (Accurate) {
-    const float r = rcp_approx(a + 2.0f);
+    const float r = rcp_approx_ftz(a + 2.0f);  // a + 2 and 1 + 2a are >= 1: no subnormals
     float q = (a - 2.0f) * r;
     const float e = fmaf(q, -a, fmaf(q + 1.0f, -2.0f, a));  // (a - 2) - q (a + 2)
     q = fmaf(r, e, q);
@@ -327,12 +339,12 @@ CUACT_HOST_DEVICE split<float> erfcx_bounded(float a) {
     p = fmaf(p, q, -0x1.7bf602p-4f);
     p = fmaf(p, q, 0x1.1ba03ap-2f);
     // (1 + p) / (1 + 2a), the residual against the exact divisor 1 + 2a
-    const float d = rcp_approx(fmaf(2.0f, a, 1.0f));
+    const float d = rcp_approx_ftz(fmaf(2.0f, a, 1.0f));
     const float y = fmaf(p, d, d);
     const float residual = (p - y) + fmaf(y + y, -a, 1.0f);
     return {y, residual * d};
   } else {
-    const float q = (a - 2.0f) * rcp_approx(a + 2.0f);
+    const float q = (a - 2.0f) * rcp_approx_ftz(a + 2.0f);
     float p = 0x1.709912p-8f;
     p = fmaf(p, q, -0x1.df44b0p-8f);
     p = fmaf(p, q, -0x1.ad6cf0p-5f);
@@ -340,7 +352,7 @@ CUACT_HOST_DEVICE split<float> erfcx_bounded(float a) {
     p = fmaf(p, q, -0x1.54adf4p-3f);
     p = fmaf(p, q, -0x1.7be6dep-4f);
     p = fmaf(p, q, 0x1.1ba27ap-2f);
-    const float d = rcp_approx(fmaf(2.0f, a, 1.0f));
+    const float d = rcp_approx_ftz(fmaf(2.0f, a, 1.0f));
     return {fmaf(p, d, d), 0.0f};
   }
 }
@@ -375,12 +387,12 @@ CUACT_HOST_DEVICE C reciprocal_one_plus(C e, R r) {
   if constexpr (rounds_to_16_bits_v<R> && sizeof(C) == 4) {
     return reciprocal(d, r);
   } else if constexpr (sizeof(C) == 4) {
-    // d in [1, 2]: `rcp.approx` and one Newton step give 1 / d within about half an ulp, without
-    // the range checks and slow path of the IEEE division (4 instructions fewer per call)
+    // d in [1, 2]: `rcp.approx.ftz` and one Newton step on the residual 1 - (d + lo) r, which
+    // takes lo back in the same step, give 1 / (1 + e) within about half an ulp, without the
+    // range checks and slow path of the IEEE division
     const float lo = e - (d - 1.0f);
-    const float r = rcp_approx(d);
-    const float q = fmaf(r, fmaf(-d, r, 1.0f), r);
-    return fmaf(-q * lo, q, q);
+    const float r = rcp_approx_ftz(d);
+    return fmaf(r, fmaf(-lo, r, fmaf(-d, r, 1.0f)), r);
   } else {
     const C lo = e - (d - C(1));
     const C q = C(1) / d;
@@ -402,6 +414,47 @@ CUACT_HOST_DEVICE C log1p_unit(C z, R) {
   } else {
     return ::log1p(z);
   }
+}
+
+/// True for the accurate float paths (C = float, results rounded to float), which take the
+/// fp32-specific formulations below.
+template <class R, class C>
+inline constexpr bool accurate_float_v = sizeof(C) == 4 && !rounds_to_16_bits_v<R>;
+
+/// exp(-a) for a >= 0 (+inf and NaN included), reduced once and kept scaled for the float
+/// logistic family: es = exp(-a) 2^64 (normal for a <= 120, decaying to +0 beyond, where every
+/// m exp(-a) the activations form rounds to 0), e = es 2^-64 (a subnormal e may lose bits: 1 + e
+/// cannot show them). m exp(-a) is (m es) 2^-64: m es stays normal for |m| in [2^-16, 2^60], so
+/// a subnormal result rounds once (exp(-a) alone would round first: silu(-100) 50 ulp off).
+/// About 9 instructions: 2^j by the bits of the rounding constant (no float-int conversions and
+/// NaN checks), j from a clamped at 120 (2^(j + 64) stays normal), t = -a log2 e - j from a
+/// itself, so a > 120 gives t < 0 and NaN gives NaN, and +inf gives t = -inf, es = +0 (then an
+/// infinite m gives NaN: silu(-inf) = -inf * 0, as PyTorch). `ex2.approx.ftz` of |t| <= 1/2 is
+/// CUDA's own expf after the same reduction (within 2 ulp).
+struct scaled_exp {
+  float e;   ///< exp(-a), flushed or rounded below 2^-126
+  float es;  ///< exp(-a) 2^64
+};
+CUACT_HOST_DEVICE scaled_exp exp_minus_scaled(float a) {
+  constexpr float magic = 0x1.8p23f;  // 1.5 * 2^23: adding it rounds to an integer, in the low bits
+  const float jm = fmaf(fminf(a, 120.0f), -1.44269504088896341f, magic);  // NaN a: 120
+  const float j = jm - magic;                                             // exact, in [-173, 0]
+  // log2(e) as a float pair: t within 2^-25 absolute of -a log2(e) - j
+  const float t = fmaf(a, -1.925963033500011079e-8f, fmaf(a, -1.44269502162933349609f, -j));
+  // (bits of jm) << 23 = j << 23: the rounding constant's bits shift out
+  const unsigned two_j64 = (cuda::std::bit_cast<unsigned>(jm) << 23) + ((127u + 64u) << 23);
+  const float es = exp2_approx_ftz(t) * cuda::std::bit_cast<float>(two_j64);
+  return {es * 0x1p-64f, es};
+}
+
+/// m exp(-a) from exp_minus_scaled's es, rounded once (subnormal results included).
+CUACT_HOST_DEVICE float times_scaled_exp(float m, float es) { return (m * es) * 0x1p-64f; }
+
+/// 1 / d for d in [1, 2^126] in float: `rcp.approx.ftz` and one Newton step, within about one ulp
+/// (the IEEE division's range checks and slow path cost 60 instructions).
+CUACT_HOST_DEVICE float reciprocal_normal(float d) {
+  const float r = rcp_approx_ftz(d);
+  return fmaf(r, fmaf(-d, r, 1.0f), r);
 }
 
 /// The logistic function from e = exp(-|x|) <= 1, overflow-safe: sigma(x) = 1 / (1 + e) for
