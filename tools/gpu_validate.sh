@@ -9,7 +9,7 @@
 #                the background meanwhile when `python` is asked for); ctest ($CTEST_ARGS, e.g.
 #                -L gpu); bench/run_all.sh and cuact_bench_fused (BENCH=0 skips them; the bench
 #                leaves BENCH_RESERVE seconds, default 60, for the later steps)
-#   python       install the wheel; pytest python/tests
+#   python       install the wheel; pytest python/tests ($PYTEST_ARGS, e.g. -k "not two_gpus")
 #   timing       python/bench/timing.py: torch eager, torch.compile, cuact ($TIMING_OPS)
 #   kernelbench  python/bench/kernelbench_run.py on the five ModelNew files (KernelBench checkout
 #                carried in python/.tools/KernelBench)
@@ -74,7 +74,7 @@ if [[ $steps == *" python "* ]]; then
   python3 -m pip install --no-deps --no-index /tmp/wheel/*.whl >> "$logs/pip.log" 2>&1 ||
     { status=1; grep -E "error" "$logs/pip.log" | head -30; tail -5 "$logs/pip.log"; }
   cp /tmp/wheel/*.whl "$OUT/" 2>/dev/null
-  (cd /tmp && timeout $(($(left) - 20)) python3 -m pytest -q -rs --maxfail=10 "$OLDPWD/python/tests") > "$logs/pytest.log" 2>&1 || status=1
+  (cd /tmp && timeout $(($(left) - 20)) python3 -m pytest -q -rs --maxfail=10 ${PYTEST_ARGS:-} "$OLDPWD/python/tests") > "$logs/pytest.log" 2>&1 || status=1
   stamp "pytest"
   tail -30 "$logs/pytest.log"
 fi
