@@ -154,6 +154,17 @@ inline void check_tensor(const at::Tensor& t, const std::string& op, const char*
               " (cuact runs on CUDA devices only; move it with .cuda())");
 }
 
+/// "[2, 3]": sizes as PyTorch prints them. Built here, not by streaming the IntArrayRef into
+/// TORCH_CHECK: that message crashed the process (SIGSEGV, torch 2.11 with this header compiled
+/// by nvcc 13 and GCC 13) where the same check with a dtype or device in its message raised.
+inline std::string sizes_text(at::IntArrayRef sizes) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    text += (i ? ", " : "") + std::to_string(sizes[i]);
+  }
+  return text + "]";
+}
+
 /// A second tensor argument: like the first in device, dtype and sizes.
 inline void check_like(const at::Tensor& t, const at::Tensor& first, const std::string& op,
                        const char* arg, const char* first_arg) {
@@ -163,8 +174,8 @@ inline void check_like(const at::Tensor& t, const at::Tensor& first, const std::
   check_tensor(t, op, arg);
   TORCH_CHECK(t.scalar_type() == first.scalar_type(), op, ": expected ", arg, " of dtype ",
               first.scalar_type(), " like ", first_arg, ", got ", t.scalar_type());
-  TORCH_CHECK(t.sizes() == first.sizes(), op, ": expected ", arg, " of size ", first.sizes(),
-              " like ", first_arg, ", got ", t.sizes());
+  TORCH_CHECK(t.sizes() == first.sizes(), op, ": expected ", arg, " of size ",
+              sizes_text(first.sizes()), " like ", first_arg, ", got ", sizes_text(t.sizes()));
 }
 
 inline cudaStream_t current_stream() { return at::cuda::getCurrentCUDAStream().stream(); }

@@ -198,10 +198,10 @@ inline real hardswish(const cuact::hardswish&, real x) {
   return x * (clamp_(x + 3, 0, 6) / 6);  // x <= -3: x * 0 = -0; -inf: NaN
 }
 inline real hardswish_derivative(const cuact::hardswish&, real x) {
-  return x < -3 ? 0 : x <= 3 ? (x + real(1.5)) / 3 : 1;  // x / 3 + 1/2 without cancellation
+  return x <= -3 ? 0 : x < 3 ? (x + real(1.5)) / 3 : 1;  // x / 3 + 1/2 without cancellation
 }
 inline real hardswish_gradient(const cuact::hardswish&, real x, real dy) {
-  return x < -3 ? real(0) : x <= 3 ? dy * ((x + real(1.5)) / 3) : dy;
+  return x <= -3 ? real(0) : x < 3 ? dy * ((x + real(1.5)) / 3) : dy;
 }
 
 inline real softshrink(const cuact::softshrink& a, real x) {
