@@ -220,8 +220,9 @@ struct hardsigmoid {
 /// x * min(max(x + 3, 0), 6) / 6; NaN propagates. As PyTorch's kernel: hardswish(x <= -3) = -0
 /// (x * 0), hardswish(-inf) = NaN (-inf * 0), hardswish(-0) = -0. Unlike its float formula
 /// (x * 6 * (1/6f)), x >= 3 gives x exactly and never overflows.
-/// Backward as `hardswish_backward`: x < -3 ? 0 : x <= 3 ? dy * (x / 3 + 1/2) : dy (NaN x: dy),
-/// with x / 3 + 1/2 as (x + 1.5) / 3, which cannot cancel at its zero x = -1.5.
+/// Backward as `hardswish_backward`: x <= -3 ? 0 : x < 3 ? dy * (x / 3 + 1/2) : dy (NaN x: dy),
+/// with x / 3 + 1/2 as (x + 1.5) / 3, which cannot cancel at its zero x = -1.5. (The kinks as
+/// torch 2.11's CUDA kernel measured: 0 at x = -3 and 1 at x = 3, the one-sided limits outside.)
 struct hardswish {
   /// Cost hint (activation.cuh): light.
   static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
@@ -233,15 +234,15 @@ struct hardswish {
     t = t > C(6) ? C(6) : t;
     return x * (t * C(1.0 / 6));  // 6 * C(1/6) rounds to 1 in float and double
   }
-  /// hardswish'(x) (PyTorch's choice at the kinks: -1/2 at x = -3, 3/2 at x = 3).
+  /// hardswish'(x) (PyTorch's choice at the kinks: 0 at x = -3, 1 at x = 3).
   template <class C>
   CUACT_HOST_DEVICE C derivative(C x) const {
-    return x < C(-3) ? C(0) : x <= C(3) ? (x + C(1.5)) * C(1.0 / 3) : C(1);
+    return x <= C(-3) ? C(0) : x < C(3) ? (x + C(1.5)) * C(1.0 / 3) : C(1);
   }
-  /// dy * hardswish'(x), a selection below x = -3 (NaN dy there gives 0).
+  /// dy * hardswish'(x), a selection at and below x = -3 (NaN dy there gives 0).
   template <class C>
   CUACT_HOST_DEVICE C gradient(C dy, C x) const {
-    return x < C(-3) ? C(0) : x <= C(3) ? dy * ((x + C(1.5)) * C(1.0 / 3)) : dy;
+    return x <= C(-3) ? C(0) : x < C(3) ? dy * ((x + C(1.5)) * C(1.0 / 3)) : dy;
   }
 };
 
@@ -501,13 +502,14 @@ struct silu {
       const float q = detail::reciprocal_one_plus(e.e, r);
       const float below = detail::times_scaled_exp(q * fmaf(x, q, 1.0f), e.es);
       return x < 0.0f ? below : q * fmaf(x * e.e, q, 1.0f);
+    } else {
+      const C v = x < C(0) ? x : -x;
+      const C e = detail::exp_nonpositive(v, r);
+      const auto l = detail::logistic(x, e, r);
+      const C q = x < C(0) ? l.c : l.s;  // 1 / (1 + e)
+      const C d = q * detail::fused(x, l.c, C(1));
+      return x < C(0) ? detail::mul_exp_nonpositive(d, v, r) : d;  // s = e q below 0
     }
-    const C v = x < C(0) ? x : -x;
-    const C e = detail::exp_nonpositive(v, r);
-    const auto l = detail::logistic(x, e, r);
-    const C q = x < C(0) ? l.c : l.s;  // 1 / (1 + e)
-    const C d = q * detail::fused(x, l.c, C(1));
-    return x < C(0) ? detail::mul_exp_nonpositive(d, v, r) : d;  // s = e q below 0
   }
 };
 
@@ -522,8 +524,15 @@ struct logsigmoid {
   /// logsigmoid(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
-    const C e = detail::exp_nonpositive(x < C(0) ? x : -x, r);
-    return (x < C(0) ? x : C(0)) - detail::log1p_unit(e, r);
+    if constexpr (detail::accurate_float_v<R, C>) {
+      // log1p(e) by the polynomial on the scaled e (a subnormal result for x > 87 rounds once)
+      const detail::scaled_exp e = detail::exp_minus_scaled(fabsf(x));
+      const float l = detail::log1p_unit_scaled(e.e, e.es) * 0x1p-64f;
+      return (x < 0.0f ? x : 0.0f) - l;
+    } else {
+      const C e = detail::exp_nonpositive(x < C(0) ? x : -x, r);
+      return (x < C(0) ? x : C(0)) - detail::log1p_unit(e, r);
+    }
   }
   /// logsigmoid'(x).
   template <class C, class R = rounded_to<C>>
@@ -576,7 +585,16 @@ struct softplus {
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
     const detail::split<C> v = scaled(x, r);
-    const C l = detail::log1p_unit(exp_minus_abs(v, r), r);
+    C l;
+    if constexpr (detail::accurate_float_v<R, C>) {
+      // exp(-|v|) 2^64 with v's low part folded in, log1p by the polynomial (log1pf: ~33
+      // instructions); a subnormal log1p rounds once
+      const detail::scaled_exp e = detail::exp_minus_scaled(fabsf(v.hi));
+      const float es = fmaf(e.es, v.hi < 0.0f ? v.lo : -v.lo, e.es);
+      l = detail::log1p_unit_scaled(es * 0x1p-64f, es) * 0x1p-64f;
+    } else {
+      l = detail::log1p_unit(exp_minus_abs(v, r), r);
+    }
     C tail;
     if constexpr (detail::rounds_to_16_bits_v<R>) {
       tail = l * C(1.0 / beta);
@@ -590,10 +608,19 @@ struct softplus {
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
     const detail::split<C> v = scaled(x, r);
-    const C q = detail::reciprocal_one_plus(exp_minus_abs(v, r), r);
-    // sigmoid(v): q above 0, e q below, e = exp(v) multiplied in last
-    const C below = detail::mul_exp_nonpositive(detail::fused(q, v.lo, q), v.hi, r);
-    return v.hi > C(threshold) ? C(1) : v.hi >= C(0) ? q : below;
+    if constexpr (detail::accurate_float_v<R, C>) {
+      // one reduction (exp_minus_scaled) for e and for e q below 0
+      const detail::scaled_exp e = detail::exp_minus_scaled(fabsf(v.hi));
+      const float es = fmaf(e.es, v.hi < 0.0f ? v.lo : -v.lo, e.es);
+      const float q = detail::reciprocal_one_plus(es * 0x1p-64f, r);
+      const float below = detail::times_scaled_exp(q, es);
+      return v.hi > float(threshold) ? 1.0f : v.hi >= 0.0f ? q : below;
+    } else {
+      const C q = detail::reciprocal_one_plus(exp_minus_abs(v, r), r);
+      // sigmoid(v): q above 0, e q below, e = exp(v) multiplied in last
+      const C below = detail::mul_exp_nonpositive(detail::fused(q, v.lo, q), v.hi, r);
+      return v.hi > C(threshold) ? C(1) : v.hi >= C(0) ? q : below;
+    }
   }
 };
 
@@ -634,12 +661,14 @@ struct mish {
       const detail::scaled_exp e = detail::exp_minus_scaled(fabsf(x));
       const parts<C> p = tanh_softplus(x, e.e, r);
       return x > 0.0f ? x * (p.a * p.q) : detail::times_scaled_exp(x * ((e.e + 2.0f) * p.q), e.es);
+    } else {
+      const C v = x < C(0) ? x : -x;
+      const C e = detail::exp_nonpositive(v, r);
+      const parts<C> p = tanh_softplus(x, e, r);
+      // x <= 0: a = e (e + 2), with e multiplied in last (x a / (a + b) is subnormal only where
+      // e is)
+      return x > C(0) ? x * (p.a * p.q) : detail::mul_exp_nonpositive(x * ((e + C(2)) * p.q), v, r);
     }
-    const C v = x < C(0) ? x : -x;
-    const C e = detail::exp_nonpositive(v, r);
-    const parts<C> p = tanh_softplus(x, e, r);
-    // x <= 0: a = e (e + 2), with e multiplied in last (x a / (a + b) is subnormal only where e is)
-    return x > C(0) ? x * (p.a * p.q) : detail::mul_exp_nonpositive(x * ((e + C(2)) * p.q), v, r);
   }
   /// mish'(x).
   template <class C, class R = rounded_to<C>>
@@ -652,16 +681,17 @@ struct mish {
       const float above = fmaf(x * q, one_minus_t2, p.a * p.q);
       const float below = fmaf(x * q, one_minus_t2, (e.e + 2.0f) * p.q);
       return x > 0.0f ? above : detail::times_scaled_exp(below, e.es);
+    } else {
+      const C v = x < C(0) ? x : -x;
+      const C e = detail::exp_nonpositive(v, r);
+      const parts<C> p = tanh_softplus(x, e, r);
+      const C one_minus_t2 = p.b * detail::fused(C(2), p.a, p.b) * (p.q * p.q);
+      const auto l = detail::logistic(x, e, r);
+      // x > 0: t + x s (1 - t^2); x <= 0: e ((e + 2) q + x / (1 + e) (1 - t^2)), e multiplied last
+      const C above = detail::fused(x * l.s, one_minus_t2, p.a * p.q);
+      const C below = detail::fused(x * l.c, one_minus_t2, (e + C(2)) * p.q);
+      return x > C(0) ? above : detail::mul_exp_nonpositive(below, v, r);
     }
-    const C v = x < C(0) ? x : -x;
-    const C e = detail::exp_nonpositive(v, r);
-    const parts<C> p = tanh_softplus(x, e, r);
-    const C one_minus_t2 = p.b * detail::fused(C(2), p.a, p.b) * (p.q * p.q);
-    const auto l = detail::logistic(x, e, r);
-    // x > 0: t + x s (1 - t^2); x <= 0: e ((e + 2) q + x / (1 + e) (1 - t^2)), e multiplied last
-    const C above = detail::fused(x * l.s, one_minus_t2, p.a * p.q);
-    const C below = detail::fused(x * l.c, one_minus_t2, (e + C(2)) * p.q);
-    return x > C(0) ? above : detail::mul_exp_nonpositive(below, v, r);
   }
 };
 
@@ -700,7 +730,8 @@ struct tanh {
 /// A 16-bit result that rounds to zero keeps the sign of x (x^3 / 3); PyTorch's float x - tanh(x)
 /// gives +0 where tanhf(x) == x.
 /// Backward: tanh(x)^2 (PyTorch's autograd computes 1 - (1 - tanh^2), which cancels near 0);
-/// float squares a double tanh (tanhf's 2 ulp would become 5 in the square); double squares
+/// float computes the square itself (tanhf's 2 ulp would become 5 in it): a polynomial in x^2
+/// below |x| = 1, (1 - e)^2 / (1 + e)^2 with e = exp(-2|x|) above (see derivative); double squares
 /// double tanh: within 6 ulp (a 1-ulp tanh doubles in the square, near its binade's bottom).
 struct tanhshrink {
   /// Cost hint (activation.cuh): heavy.
@@ -726,9 +757,33 @@ struct tanhshrink {
   /// tanhshrink'(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
-    if constexpr (!detail::rounds_to_16_bits_v<R> && sizeof(C) == 4) {
-      const double t = ::tanh(static_cast<double>(x));  // tanhf's 2 ulp would double in t^2
-      return static_cast<float>(t * t);
+    if constexpr (detail::accurate_float_v<R, C>) {
+      // |x| < 1: t^2 = y + y^2 p(y), y = x^2, p of degree 7 (fitted to t^2's relative error,
+      // below 2^-28 with its float coefficients): within 1.9 ulp (exhaustive). Above: t = (1 - e)
+      // / (1 + e), e = exp(-2|x|) <= e^-2, as t0 + d with the roundings of 1 - e, 1 + e and of
+      // the quotient taken back, squared as t0^2 + 2 t0 d in one rounding: within 0.8 ulp, and
+      // e's relative error enters t^2 times 4e / (1 - e^2) <= 0.55 (1.4 ulp with e off by 2^-23).
+      // Not double tanh (115 instructions).
+      const float y = x * x;
+      float p = 0x1.999812p-11f;
+      p = fmaf(p, y, -0x1.55faep-8f);
+      p = fmaf(p, y, 0x1.24584p-6f);
+      p = fmaf(p, y, -0x1.6d65b8p-5f);
+      p = fmaf(p, y, 0x1.8c9a52p-4f);
+      p = fmaf(p, y, -0x1.92d986p-3f);
+      p = fmaf(p, y, 0x1.82d554p-2f);
+      p = fmaf(p, y, -0x1.55554ap-1f);
+      const float series = fmaf(y * y, p, y);
+      const float e = detail::exp_minus_scaled(2.0f * fabsf(x)).e;  // +inf: 0; NaN: NaN
+      const float d = 1.0f + e;
+      const float d_lo = e - (d - 1.0f);
+      const float n = 1.0f - e;
+      const float n_lo = (1.0f - n) - e;
+      const float rd = detail::rcp_approx_ftz(d);
+      const float t0 = n * rd;
+      const float residual = fmaf(-t0, d_lo, fmaf(-t0, d, n) + n_lo);
+      const float t2 = fmaf(t0, t0, (t0 + t0) * (rd * residual));
+      return fabsf(x) < 1.0f ? series : t2;
     } else {
       const C t = detail::tanh_(x, r);
       return t * t;
@@ -976,16 +1031,17 @@ struct gelu_tanh {
       const float_parts f = float_parts_of(x);
       const float xq = x * f.q;
       return x < 0.0f ? detail::times_scaled_exp(xq, f.es) : xq;
+    } else {
+      const detail::split<C> v = minus_two_abs_u(x, r);
+      const C e = detail::exp_nonpositive_sum(v, r);
+      const C q = detail::reciprocal_one_plus(e, r);
+      // below 0, x e q with e = exp(hi) (1 + lo) multiplied in last (the result is subnormal only
+      // where e is); lo after the product, which x = -FLT_MAX would overflow
+      const C xq = x * q;
+      const C below = detail::mul_exp_nonpositive(xq, v.hi, r);  // -inf: -inf * 0 = NaN
+      const C corrected = below == C(0) ? below : detail::fused(below, v.lo, below);  // keeps -0
+      return x < C(0) ? corrected : xq;
     }
-    const detail::split<C> v = minus_two_abs_u(x, r);
-    const C e = detail::exp_nonpositive_sum(v, r);
-    const C q = detail::reciprocal_one_plus(e, r);
-    // below 0, x e q with e = exp(hi) (1 + lo) multiplied in last (the result is subnormal only
-    // where e is); lo after the product, which x = -FLT_MAX would overflow
-    const C xq = x * q;
-    const C below = detail::mul_exp_nonpositive(xq, v.hi, r);  // -inf: -inf * 0 = NaN
-    const C corrected = below == C(0) ? below : detail::fused(below, v.lo, below);  // keeps -0
-    return x < C(0) ? corrected : xq;
   }
   /// gelu_tanh'(x).
   template <class C, class R = rounded_to<C>>
@@ -999,20 +1055,22 @@ struct gelu_tanh {
       const float xm = fmaf(x, 0.0f, -f.a);
       const float below = detail::times_scaled_exp(f.q * fmaf(xm, two_q_du, 1.0f), f.es);
       return x < 0.0f ? below : above;
+    } else {
+      const detail::split<C> v = minus_two_abs_u(x, r);
+      const C e = detail::exp_nonpositive_sum(v, r);
+      const C q = detail::reciprocal_one_plus(e, r);
+      const C xc = x < C(-30) ? C(-30) : x > C(30) ? C(30) : x;
+      const C du = C(beta_hi) * detail::fused(C(3 * kappa_hi) * xc, xc, C(1));
+      const C two_q_du = C(2) * q * du;
+      const C above = q * detail::fused(x * e, two_q_du, C(1));  // +inf: inf * 0 = NaN
+      const C below = q * detail::fused(xc, two_q_du, C(1));     // xc: no overflow for huge x
+      const C x_minus_x = x - x;                                 // NaN for -inf: NaN, as PyTorch
+      return x < C(0)
+                 ? (x_minus_x == C(0)
+                        ? detail::mul_exp_nonpositive(detail::fused(below, v.lo, below), v.hi, r)
+                        : x_minus_x)
+                 : above;
     }
-    const detail::split<C> v = minus_two_abs_u(x, r);
-    const C e = detail::exp_nonpositive_sum(v, r);
-    const C q = detail::reciprocal_one_plus(e, r);
-    const C xc = x < C(-30) ? C(-30) : x > C(30) ? C(30) : x;
-    const C du = C(beta_hi) * detail::fused(C(3 * kappa_hi) * xc, xc, C(1));
-    const C two_q_du = C(2) * q * du;
-    const C above = q * detail::fused(x * e, two_q_du, C(1));  // +inf: inf * 0 = NaN
-    const C below = q * detail::fused(xc, two_q_du, C(1));     // xc: no overflow for huge x
-    const C x_minus_x = x - x;                                 // NaN for -inf: NaN, as PyTorch
-    return x < C(0) ? (x_minus_x == C(0)
-                           ? detail::mul_exp_nonpositive(detail::fused(below, v.lo, below), v.hi, r)
-                           : x_minus_x)
-                    : above;
   }
 };
 

@@ -303,13 +303,17 @@ CUACT_HOST_DEVICE split<double> over(double x, double a) {
 }
 
 /// m * exp(v) for v in [-110, 0], not NaN (callers clamp), |m| below 2^60: mul_exp_nonpositive
-/// without its clamp and NaN checks, rounded once, subnormal results included.
+/// without its clamp and NaN checks, rounded once, subnormal results included. 2^j by the bits of
+/// the rounding constant, as exp_minus_scaled: m 2^t 2^(j + 64) stays normal (j >= -159), and the
+/// last scaling by 2^-64 rounds a subnormal result once.
 CUACT_HOST_DEVICE float mul_exp_bounded(float m, float v) {
-  const reduced_exp2 e = reduce_exp2(v);
-  const int j = static_cast<int>(e.j);  // -159 <= j <= 0
-  const int j_high = j >> 1;            // floor: both halves stay >= -80
-  return m * exp2_approx_ftz(e.t) * cuda::std::bit_cast<float>((j_high + 127) << 23) *
-         cuda::std::bit_cast<float>((j - j_high + 127) << 23);
+  constexpr float magic = 0x1.8p23f;  // 1.5 * 2^23: adding it rounds to an integer, in the low bits
+  const float jm = fmaf(v, 1.44269504088896341f, magic);
+  const float j = jm - magic;  // exact, in [-159, 0]
+  // log2(e) as a float pair: t within 2^-25 absolute of v log2(e) - j
+  const float t = fmaf(v, 1.925963033500011079e-8f, fmaf(v, 1.44269502162933349609f, -j));
+  const unsigned two_j64 = (cuda::std::bit_cast<unsigned>(jm) << 23) + ((127u + 64u) << 23);
+  return (m * exp2_approx_ftz(t) * cuda::std::bit_cast<float>(two_j64)) * 0x1p-64f;
 }
 
 /// erfcx(a) = exp(a^2) erfc(a) for a in [0, 10.6] (larger a is not in range: callers clamp), in
@@ -445,6 +449,24 @@ CUACT_HOST_DEVICE scaled_exp exp_minus_scaled(float a) {
   const unsigned two_j64 = (cuda::std::bit_cast<unsigned>(jm) << 23) + ((127u + 64u) << 23);
   const float es = exp2_approx_ftz(t) * cuda::std::bit_cast<float>(two_j64);
   return {es * 0x1p-64f, es};
+}
+
+/// log1p(e) 2^64 for e in [0, 1] from es = e 2^64 (exp_minus_scaled's pair; NaN in, NaN out),
+/// branch-free in about 11 instructions (log1pf: ~33): log1p(e) = e + e^2 r(e), r a degree-8
+/// polynomial fitted to the relative error of log1p on [0, 1] (below 2^-27.5 with its float
+/// coefficients), rounded once as es + es (e r); within 1.3 ulp (exhaustive on [2^-30, 1]) before
+/// the scaling by 2^-64, which rounds only a subnormal log1p(e).
+CUACT_HOST_DEVICE float log1p_unit_scaled(float e, float es) {
+  float r = -0x1.af49cep-9f;
+  r = fmaf(r, e, 0x1.4917cep-6f);
+  r = fmaf(r, e, -0x1.d6b08cp-5f);
+  r = fmaf(r, e, 0x1.b4ae08p-4f);
+  r = fmaf(r, e, -0x1.3a435ep-3f);
+  r = fmaf(r, e, 0x1.934b54p-3f);
+  r = fmaf(r, e, -0x1.ff23e6p-3f);
+  r = fmaf(r, e, 0x1.554ddp-2f);
+  r = fmaf(r, e, -0x1.ffffd2p-2f);
+  return fmaf(es, e * r, es);
 }
 
 /// m exp(-a) from exp_minus_scaled's es, rounded once (subnormal results included).
