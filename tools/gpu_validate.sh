@@ -11,6 +11,7 @@
 #                leaves BENCH_RESERVE seconds, default 60, for the later steps)
 #   python       install the wheel; pytest python/tests ($PYTEST_ARGS, e.g. -k "not two_gpus")
 #   timing       python/bench/timing.py: torch eager, torch.compile, cuact ($TIMING_OPS)
+#   fused_timing python/bench/fused_timing.py: cuact's fused ops against torch eager and compile
 #   kernelbench  python/bench/kernelbench_run.py on the five ModelNew files (KernelBench checkout
 #                carried in python/.tools/KernelBench)
 set -uo pipefail
@@ -83,6 +84,12 @@ if [[ $steps == *" timing "* ]] && (($(left) > 60)); then
     --ops "${TIMING_OPS:-relu,selu,silu,softsign,gelu_tanh}" --json "$logs/timing.json" > "$logs/timing.txt" 2>&1 || status=1
   stamp "timing"
   cat "$logs/timing.txt"
+fi
+if [[ $steps == *" fused_timing "* ]] && (($(left) > 60)); then
+  timeout $(($(left) - 10)) python3 python/bench/fused_timing.py --reps 10 --json "$logs/fused_timing.json" \
+    > "$logs/fused_timing.txt" 2>&1 || status=1
+  stamp "fused_timing"
+  grep -E "^\||^forward targets" "$logs/fused_timing.txt"
 fi
 if [[ $steps == *" kernelbench "* ]] && (($(left) > 60)); then
   timeout $(($(left) - 5)) python3 python/bench/kernelbench_run.py python/.tools/KernelBench --trials 30 \

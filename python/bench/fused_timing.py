@@ -1,0 +1,740 @@
+"""cuact's fused ops (SwiGLU, bias + GELU) against torch eager (unfused) and torch.compile.
+
+    python3 python/bench/fused_timing.py [--shape 4096 393216] [--reps 10]
+                                         [--ops swiglu_fwd,bias_gelu_fwd] [--dtypes float32,bfloat16]
+                                         [--check-shape 64 4096] [--no-check] [--json out.json]
+
+One process, one GPU. cuact's entries of include/cuact/fused.cuh are built into a small extension
+with torch.utils.cpp_extension.load_inline (cached by torch; the name carries a hash of cuact's
+headers, so an edited header builds afresh). --shape is ROWS COLS of the output: SwiGLU's a, b
+(or the packed input, [ROWS, 2 * COLS]) and bias + GELU's x are that size, bias is [COLS].
+
+The ops (cuact call / eager, unfused / torch.compile):
+  swiglu_fwd         gated_forward(silu, a, b)      F.silu(a) * b
+  swiglu_fwd_packed  gated_forward_packed(silu, ab) F.silu(ab[:, :c]) * ab[:, c:]
+  swiglu_bwd         gated_backward(silu, a, b, dy) autograd.grad of F.silu(a) * b (graph built
+                                                    before timing: only the backward is timed)
+  swiglu_bwd_packed  gated_backward_packed          autograd.grad of the packed forward (chunk)
+  bias_gelu_fwd      bias_forward(gelu, x, bias)    F.gelu(x + bias)
+  bias_gelu_bwd      bias_backward(gelu, ...)       autograd.grad of F.gelu(x + bias): dx, dbias
+torch.compile (default mode, fullgraph=True, dynamic=False) compiles the forward expression for a
+forward op; for a backward op, the explicit backward formula that eager autograd runs
+(aten.silu_backward / aten.gelu_backward and the products / column sum), checked against
+autograd first.
+
+Correctness first: cuact (and each backward formula) against eager autograd at --check-shape,
+torch.testing.assert_close (float32 rtol = atol = 1e-5, bfloat16 2e-2), ok / FAILED per op and
+dtype; a failure is reported and the run goes on.
+
+Timing as timing.py: each number is the median over --reps runs of one call, CUDA events, L2
+flushed before every run (a write of twice the L2 size), three warm-up calls first (torch.compile
+compiles in those). Bytes are what one fused call reads plus writes (as bench/fused_bench.cu
+counts them: the bias, dbias and bias_backward's partial sums included); the `copy` row is
+y.copy_(x) of one [ROWS, COLS] tensor, and `x copy` is cuact's GB/s over the copy's. Ratios
+eager/cuact and compile/cuact are speed ratios: > 1 means cuact is faster.
+
+Targets, printed met / MISSED after the table: eager >= 1.8x slower than cuact for SwiGLU forward
+(separate and packed) and bias + GELU forward; torch.compile no faster than cuact
+(compile/cuact >= 1.0) for every forward op; the same two for the backward ops (informational).
+
+Memory: at 4096 x 393216 one float32 tensor is 6.4 GB; each op's tensors (and eager's graph) are
+freed before the next. The packed backward's eager autograd peaks near 10 such tensors (64 GB in
+float32); an op that runs out of memory is reported and skipped. Exit status 1 when a check failed
+or an op could not run.
+"""
+import argparse
+import gc
+import hashlib
+import importlib.util
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+# ---- the extension ------------------------------------------------------------------------------
+
+def _load_paths_module():
+    """python/cuact_torch/_paths.py loaded by path: importing the cuact_torch package would load
+    (or JIT-build) its whole operator library, which this script does not need."""
+    path = os.path.join(HERE, "..", "cuact_torch", "_paths.py")
+    if not os.path.isfile(path):
+        return None
+    spec = importlib.util.spec_from_file_location("_cuact_fused_timing_paths", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_PATHS = _load_paths_module()
+# The flags of python/cuact_torch/_paths.py (NVCC_FLAGS), where that file is missing.
+_FALLBACK_NVCC_FLAGS = [
+    "-O3",
+    "-U__CUDA_NO_HALF_OPERATORS__",
+    "-U__CUDA_NO_HALF_CONVERSIONS__",
+    "-U__CUDA_NO_BFLOAT16_CONVERSIONS__",
+    "-U__CUDA_NO_HALF2_OPERATORS__",
+]
+
+
+def include_dir():
+    """$CUACT_INCLUDE, else <repo>/include (as cuact_torch._paths.include_dir)."""
+    if _PATHS is not None:
+        return _PATHS.include_dir()
+    for path in (os.environ.get("CUACT_INCLUDE"), os.path.join(HERE, "..", "..", "include")):
+        if path and os.path.isfile(os.path.join(path, "cuact", "cuact.cuh")):
+            return os.path.abspath(path)
+    raise RuntimeError("cuact headers not found; set CUACT_INCLUDE to cuact's include/ directory")
+
+
+def nvcc_flags():
+    flags = list(_PATHS.NVCC_FLAGS) if _PATHS is not None else list(_FALLBACK_NVCC_FLAGS)
+    if "-O3" not in flags:
+        flags.insert(0, "-O3")
+    return flags
+
+
+def header_files(root):
+    files = []
+    for directory, _, names in os.walk(os.path.join(root, "cuact")):
+        files.extend(os.path.join(directory, n) for n in names if n.endswith((".cuh", ".h")))
+    return sorted(files)
+
+
+CPP_SOURCE = r"""
+torch::Tensor swiglu_fwd(torch::Tensor a, torch::Tensor b);
+torch::Tensor swiglu_fwd_packed(torch::Tensor ab);
+std::vector<torch::Tensor> swiglu_bwd(torch::Tensor a, torch::Tensor b, torch::Tensor dy);
+torch::Tensor swiglu_bwd_packed(torch::Tensor ab, torch::Tensor dy);
+torch::Tensor bias_gelu_fwd(torch::Tensor x, torch::Tensor bias);
+std::vector<torch::Tensor> bias_gelu_bwd(torch::Tensor x, torch::Tensor bias, torch::Tensor dy);
+int64_t bias_gelu_bwd_workspace_bytes(int64_t rows, int64_t cols, bool bf16);
+"""
+
+CUDA_SOURCE = r"""
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include <cuda_bf16.h>
+
+#include <cuact/cuact.cuh>  // fused.cuh: gated_*, bias_*; activations.cuh: silu, gelu
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace cuact_fused_timing {
+
+template <class T>
+struct type_tag {
+  using type = T;
+};
+
+// float32 -> float, bfloat16 -> __nv_bfloat16 (cuact's storage types).
+template <class F>
+void dispatch(const at::Tensor& t, const char* op, F&& f) {
+  switch (t.scalar_type()) {
+    case at::kFloat:
+      f(type_tag<float>{});
+      return;
+    case at::kBFloat16:
+      f(type_tag<__nv_bfloat16>{});
+      return;
+    default:
+      TORCH_CHECK(false, op, ": expected float32 or bfloat16, got ", t.scalar_type());
+  }
+}
+
+template <class T>
+T* data(const at::Tensor& t) {
+  return reinterpret_cast<T*>(t.data_ptr());
+}
+
+inline void check_cuda(cudaError_t status, const char* op) {
+  TORCH_CHECK(status == cudaSuccess, op, ": CUDA error: ", cudaGetErrorString(status));
+}
+
+inline void check_tensor(const at::Tensor& t, const char* op, const char* arg) {
+  TORCH_CHECK(t.defined(), op, ": ", arg, " is undefined");
+  TORCH_CHECK(t.is_cuda(), op, ": ", arg, " must be a CUDA tensor, got one on ", t.device());
+  TORCH_CHECK(t.is_contiguous(), op, ": ", arg, " must be contiguous");
+  TORCH_CHECK(t.scalar_type() == at::kFloat || t.scalar_type() == at::kBFloat16, op, ": ", arg,
+              " must be float32 or bfloat16, got ", t.scalar_type());
+}
+
+// Same device and dtype as `first`; same number of elements where `elements` >= 0.
+inline void check_like(const at::Tensor& t, const at::Tensor& first, int64_t elements,
+                       const char* op, const char* arg) {
+  check_tensor(t, op, arg);
+  TORCH_CHECK(t.device() == first.device(), op, ": ", arg, " is on another device");
+  TORCH_CHECK(t.scalar_type() == first.scalar_type(), op, ": ", arg, " has dtype ",
+              t.scalar_type(), ", expected ", first.scalar_type());
+  TORCH_CHECK(elements < 0 || t.numel() == elements, op, ": ", arg, " has ", t.numel(),
+              " elements, expected ", elements);
+}
+
+// The stream PyTorch is on (as cuact/torch.cuh's current_stream), after the device guard.
+inline cudaStream_t stream() { return at::cuda::getCurrentCUDAStream().stream(); }
+
+}  // namespace cuact_fused_timing
+
+using cuact_fused_timing::check_cuda;
+using cuact_fused_timing::check_like;
+using cuact_fused_timing::check_tensor;
+using cuact_fused_timing::data;
+using cuact_fused_timing::dispatch;
+using cuact_fused_timing::stream;
+
+// out = silu(a) * b, elementwise over a and b of the same size.
+torch::Tensor swiglu_fwd(torch::Tensor a, torch::Tensor b) {
+  const char* op = "swiglu_fwd";
+  check_tensor(a, op, "a");
+  check_like(b, a, a.numel(), op, "b");
+  const c10::cuda::CUDAGuard guard(a.device());
+  at::Tensor out = at::empty(a.sizes(), a.options());
+  dispatch(a, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    check_cuda(cuact::gated_forward(cuact::silu{}, data<const T>(a), data<const T>(b),
+                                    data<T>(out), static_cast<std::size_t>(a.numel()), stream()),
+               op);
+  });
+  return out;
+}
+
+// ab [rows, 2 * cols] -> out [rows, cols] = silu(ab[:, :cols]) * ab[:, cols:].
+torch::Tensor swiglu_fwd_packed(torch::Tensor ab) {
+  const char* op = "swiglu_fwd_packed";
+  check_tensor(ab, op, "ab");
+  TORCH_CHECK(ab.dim() == 2 && ab.size(1) % 2 == 0, op, ": ab must be [rows, 2 * cols]");
+  const int64_t rows = ab.size(0), cols = ab.size(1) / 2;
+  const c10::cuda::CUDAGuard guard(ab.device());
+  at::Tensor out = at::empty({rows, cols}, ab.options());
+  dispatch(ab, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    check_cuda(cuact::gated_forward_packed(cuact::silu{}, data<const T>(ab), data<T>(out),
+                                           static_cast<std::size_t>(rows),
+                                           static_cast<std::size_t>(cols),
+                                           cuact::gate_half::first, stream()),
+               op);
+  });
+  return out;
+}
+
+// (da, db) = (dy * b * silu'(a), dy * silu(a)).
+std::vector<torch::Tensor> swiglu_bwd(torch::Tensor a, torch::Tensor b, torch::Tensor dy) {
+  const char* op = "swiglu_bwd";
+  check_tensor(a, op, "a");
+  check_like(b, a, a.numel(), op, "b");
+  check_like(dy, a, a.numel(), op, "dy");
+  const c10::cuda::CUDAGuard guard(a.device());
+  at::Tensor da = at::empty(a.sizes(), a.options());
+  at::Tensor db = at::empty(a.sizes(), a.options());
+  dispatch(a, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    check_cuda(cuact::gated_backward(cuact::silu{}, data<const T>(a), data<const T>(b),
+                                     data<const T>(dy), data<T>(da), data<T>(db),
+                                     static_cast<std::size_t>(a.numel()), stream()),
+               op);
+  });
+  return {da, db};
+}
+
+// dab [rows, 2 * cols]: da in the first half of each row, db in the second; dy [rows, cols].
+torch::Tensor swiglu_bwd_packed(torch::Tensor ab, torch::Tensor dy) {
+  const char* op = "swiglu_bwd_packed";
+  check_tensor(ab, op, "ab");
+  TORCH_CHECK(ab.dim() == 2 && ab.size(1) % 2 == 0, op, ": ab must be [rows, 2 * cols]");
+  const int64_t rows = ab.size(0), cols = ab.size(1) / 2;
+  check_like(dy, ab, rows * cols, op, "dy");
+  const c10::cuda::CUDAGuard guard(ab.device());
+  at::Tensor dab = at::empty(ab.sizes(), ab.options());
+  dispatch(ab, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    check_cuda(cuact::gated_backward_packed(cuact::silu{}, data<const T>(ab), data<const T>(dy),
+                                            data<T>(dab), static_cast<std::size_t>(rows),
+                                            static_cast<std::size_t>(cols),
+                                            cuact::gate_half::first, stream()),
+               op);
+  });
+  return dab;
+}
+
+// out[r, c] = gelu(x[r, c] + bias[c]) (erf GELU), x [rows, cols], bias [cols].
+torch::Tensor bias_gelu_fwd(torch::Tensor x, torch::Tensor bias) {
+  const char* op = "bias_gelu_fwd";
+  check_tensor(x, op, "x");
+  TORCH_CHECK(x.dim() == 2, op, ": x must be [rows, cols]");
+  const int64_t rows = x.size(0), cols = x.size(1);
+  check_like(bias, x, cols, op, "bias");
+  const c10::cuda::CUDAGuard guard(x.device());
+  at::Tensor out = at::empty(x.sizes(), x.options());
+  dispatch(x, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    check_cuda(cuact::bias_forward(cuact::gelu{}, data<const T>(x), data<const T>(bias),
+                                   data<T>(out), static_cast<std::size_t>(rows),
+                                   static_cast<std::size_t>(cols), stream()),
+               op);
+  });
+  return out;
+}
+
+// (dx, dbias): dx = dy * gelu'(x + bias), dbias = dx summed over the rows. The workspace (the
+// partial column sums) comes from PyTorch's caching allocator on the current stream.
+std::vector<torch::Tensor> bias_gelu_bwd(torch::Tensor x, torch::Tensor bias, torch::Tensor dy) {
+  const char* op = "bias_gelu_bwd";
+  check_tensor(x, op, "x");
+  TORCH_CHECK(x.dim() == 2, op, ": x must be [rows, cols]");
+  const int64_t rows = x.size(0), cols = x.size(1);
+  check_like(bias, x, cols, op, "bias");
+  check_like(dy, x, rows * cols, op, "dy");
+  const c10::cuda::CUDAGuard guard(x.device());
+  at::Tensor dx = at::empty(x.sizes(), x.options());
+  at::Tensor dbias = at::empty({cols}, x.options());
+  dispatch(x, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const std::size_t bytes = cuact::bias_backward_workspace_bytes<T>(
+        static_cast<std::size_t>(rows), static_cast<std::size_t>(cols));
+    at::Tensor workspace =
+        at::empty({static_cast<int64_t>(bytes)}, x.options().dtype(at::kByte));
+    check_cuda(cuact::bias_backward(cuact::gelu{}, data<const T>(x), data<const T>(bias),
+                                    data<const T>(dy), data<T>(dx), data<T>(dbias),
+                                    static_cast<std::size_t>(rows),
+                                    static_cast<std::size_t>(cols), workspace.data_ptr(), bytes,
+                                    stream()),
+               op);
+  });
+  return {dx, dbias};
+}
+
+// Bytes of bias_gelu_bwd's workspace (the partial sums), for the byte count of a call.
+int64_t bias_gelu_bwd_workspace_bytes(int64_t rows, int64_t cols, bool bf16) {
+  const auto r = static_cast<std::size_t>(rows), c = static_cast<std::size_t>(cols);
+  return static_cast<int64_t>(bf16 ? cuact::bias_backward_workspace_bytes<__nv_bfloat16>(r, c)
+                                   : cuact::bias_backward_workspace_bytes<float>(r, c));
+}
+"""
+
+FUNCTIONS = ["swiglu_fwd", "swiglu_fwd_packed", "swiglu_bwd", "swiglu_bwd_packed", "bias_gelu_fwd",
+             "bias_gelu_bwd", "bias_gelu_bwd_workspace_bytes"]
+
+
+def build_extension(verbose=False):
+    """load_inline of CUDA_SOURCE; the name hashes the sources, the flags and every cuact header
+    (load_inline alone would not see an edited header)."""
+    from torch.utils.cpp_extension import load_inline
+
+    include = include_dir()
+    flags = nvcc_flags()
+    digest = hashlib.sha1()
+    for text in (CPP_SOURCE, CUDA_SOURCE, "\0".join(flags)):
+        digest.update(text.encode() + b"\0")
+    for path in header_files(include):
+        with open(path, "rb") as f:
+            digest.update(os.path.relpath(path, include).encode() + b"\0" + f.read())
+    return load_inline(
+        name="cuact_fused_timing_" + digest.hexdigest()[:12],
+        cpp_sources=CPP_SOURCE,
+        cuda_sources=CUDA_SOURCE,
+        functions=FUNCTIONS,
+        extra_include_paths=[include],
+        extra_cflags=["-O3"],
+        extra_cuda_cflags=flags,
+        verbose=verbose,
+    )
+
+
+# ---- torch references --------------------------------------------------------------------------
+
+def swiglu_ref(a, b):
+    return F.silu(a) * b
+
+
+def swiglu_packed_ref(ab):
+    c = ab.shape[-1] // 2
+    return F.silu(ab[:, :c]) * ab[:, c:]
+
+
+def swiglu_bwd_formula(a, b, dy):
+    """What eager autograd runs for F.silu(a) * b: MulBackward0 (dy * b, dy * silu(a)), then
+    SiluBackward0 (aten.silu_backward)."""
+    return torch.ops.aten.silu_backward(dy * b, a), dy * F.silu(a)
+
+
+def swiglu_bwd_packed_formula(ab, dy):
+    a, b = ab.chunk(2, dim=-1)
+    return torch.cat([torch.ops.aten.silu_backward(dy * b, a), dy * F.silu(a)], dim=-1)
+
+
+def bias_gelu_ref(x, bias):
+    return F.gelu(x + bias)
+
+
+def bias_gelu_bwd_formula(x, bias, dy):
+    """GeluBackward0 (aten.gelu_backward at x + bias), then AddBackward0's sum over the rows."""
+    dx = torch.ops.aten.gelu_backward(dy, x + bias)
+    return dx, dx.sum(0)
+
+
+def _forward_eager(ref):
+    def setup(*inputs):
+        return lambda: ref(*inputs)
+    return setup
+
+
+def _autograd_eager(forward, n_grad):
+    """Builds the forward graph once (grad enabled) on detached leaves sharing the inputs' storage;
+    returns a call of torch.autograd.grad(out, leaves, dy, retain_graph=True): the eager backward
+    alone, as a training step runs it."""
+    def setup(*inputs):
+        dy = inputs[-1]
+        with torch.enable_grad():
+            leaves = tuple(t.detach().requires_grad_() for t in inputs[:n_grad])
+            out = forward(*leaves)
+        return lambda: torch.autograd.grad(out, leaves, dy, retain_graph=True)
+    return setup
+
+
+def _swiglu_packed_chunk(ab):
+    a, b = ab.chunk(2, dim=-1)  # SplitBackward0 (one cat) rather than two SliceBackward0 (two
+    return F.silu(a) * b        # zero-filled [rows, 2 * cols] gradients): the leaner eager
+
+
+def _randn(dtype, *shape):
+    return torch.randn(*shape, device="cuda", dtype=dtype)
+
+
+class Op:
+    def __init__(self, name, label, backward, make, cuact, ref, eager, nbytes):
+        self.name = name
+        self.label = label
+        self.backward = backward
+        self.make = make      # (rows, cols, dtype) -> inputs
+        self.cuact = cuact    # (ext, *inputs) -> tensor or tensors
+        self.ref = ref        # what torch.compile compiles (and the formula a backward checks)
+        self.eager = eager    # (*inputs) -> a call of torch eager
+        self.nbytes = nbytes  # (ext, rows, cols, dtype) -> bytes read + written by one cuact call
+
+
+def _size(dtype):
+    return torch.empty((), dtype=dtype).element_size()
+
+
+def _bias_bwd_bytes(ext, rows, cols, dtype):
+    s = _size(dtype)
+    partial = ext.bias_gelu_bwd_workspace_bytes(rows, cols, dtype == torch.bfloat16)
+    return 3 * rows * cols * s + 2 * cols * s + 2 * partial
+
+
+OPS = [
+    Op("swiglu_fwd", "swiglu fwd (separate a, b)", False,
+       lambda r, c, d: (_randn(d, r, c), _randn(d, r, c)),
+       lambda ext, a, b: ext.swiglu_fwd(a, b),
+       swiglu_ref, _forward_eager(swiglu_ref),
+       lambda ext, r, c, d: 3 * r * c * _size(d)),
+    Op("swiglu_fwd_packed", "swiglu fwd (packed)", False,
+       lambda r, c, d: (_randn(d, r, 2 * c),),
+       lambda ext, ab: ext.swiglu_fwd_packed(ab),
+       swiglu_packed_ref, _forward_eager(swiglu_packed_ref),
+       lambda ext, r, c, d: 3 * r * c * _size(d)),
+    Op("swiglu_bwd", "swiglu bwd (separate a, b)", True,
+       lambda r, c, d: (_randn(d, r, c), _randn(d, r, c), _randn(d, r, c)),
+       lambda ext, a, b, dy: ext.swiglu_bwd(a, b, dy),
+       swiglu_bwd_formula, _autograd_eager(swiglu_ref, 2),
+       lambda ext, r, c, d: 5 * r * c * _size(d)),
+    Op("swiglu_bwd_packed", "swiglu bwd (packed)", True,
+       lambda r, c, d: (_randn(d, r, 2 * c), _randn(d, r, c)),
+       lambda ext, ab, dy: ext.swiglu_bwd_packed(ab, dy),
+       swiglu_bwd_packed_formula, _autograd_eager(_swiglu_packed_chunk, 1),
+       lambda ext, r, c, d: 5 * r * c * _size(d)),
+    Op("bias_gelu_fwd", "bias+gelu fwd", False,
+       lambda r, c, d: (_randn(d, r, c), _randn(d, c)),
+       lambda ext, x, bias: ext.bias_gelu_fwd(x, bias),
+       bias_gelu_ref, _forward_eager(bias_gelu_ref),
+       lambda ext, r, c, d: 2 * r * c * _size(d) + c * _size(d)),
+    Op("bias_gelu_bwd", "bias+gelu bwd (dx, dbias)", True,
+       lambda r, c, d: (_randn(d, r, c), _randn(d, c), _randn(d, r, c)),
+       lambda ext, x, bias, dy: ext.bias_gelu_bwd(x, bias, dy),
+       bias_gelu_bwd_formula, _autograd_eager(bias_gelu_ref, 2),
+       _bias_bwd_bytes),
+]
+OPS_BY_NAME = {op.name: op for op in OPS}
+
+# The requirement's targets: eager >= 1.8x slower than cuact on these forward ops.
+EAGER_TARGET = 1.8
+EAGER_TARGET_OPS = {"swiglu_fwd", "swiglu_fwd_packed", "bias_gelu_fwd"}
+EAGER_TARGET_OPS_BWD = {"swiglu_bwd", "swiglu_bwd_packed", "bias_gelu_bwd"}  # informational
+COMPILE_TARGET = 1.0  # compile/cuact >= 1.0: torch.compile no faster than cuact
+
+
+# ---- helpers -----------------------------------------------------------------------------------
+
+def _as_tuple(result):
+    return tuple(result) if isinstance(result, (list, tuple)) else (result,)
+
+
+def _free():
+    gc.collect()
+    torch.cuda.empty_cache()
+
+
+def timer(reps):
+    """timing.py's timer: CUDA events, L2 flushed before every run, 3 warm-up calls, median."""
+    props = torch.cuda.get_device_properties(0)
+    flush = torch.empty(max(2 * getattr(props, "L2_cache_size", 50 << 20), 64 << 20),
+                        dtype=torch.uint8, device="cuda")
+
+    def time_ms(fn):
+        for _ in range(3):  # warm-up (and compilation)
+            fn()
+        times = []
+        for _ in range(reps):
+            flush.fill_(1)
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+        return statistics.median(times)
+    return time_ms
+
+
+def _short_error(e):
+    text = f"{type(e).__name__}: {e}".strip().splitlines()
+    return text[0][:200] if text else type(e).__name__
+
+
+# ---- correctness -------------------------------------------------------------------------------
+
+def check_op(ext, op, dtype, rows, cols):
+    """cuact against eager autograd (and, for a backward, the compiled formula run eagerly):
+    returns (ok, message)."""
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=2e-2, atol=2e-2)
+    torch.manual_seed(1)
+    problems = []
+    try:
+        inputs = op.make(rows, cols, dtype)
+        want = _as_tuple(op.eager(*inputs)())
+        candidates = [("cuact", _as_tuple(op.cuact(ext, *inputs)))]
+        if op.backward:
+            candidates.append(("formula", _as_tuple(op.ref(*inputs))))
+        for who, got in candidates:
+            if len(got) != len(want):
+                problems.append(f"{who}: {len(got)} outputs, eager {len(want)}")
+                continue
+            for i, (g, w) in enumerate(zip(got, want)):
+                try:
+                    torch.testing.assert_close(g, w, **tol)
+                except AssertionError as e:
+                    detail = " ".join(str(e).split())[:300]
+                    problems.append(f"{who} output {i}: {detail}")
+        torch.cuda.synchronize()
+    except Exception as e:  # noqa: BLE001 - report and go on
+        problems.append(_short_error(e))
+    return (not problems), "; ".join(problems)
+
+
+# ---- timing ------------------------------------------------------------------------------------
+
+def time_op(ext, op, dtype, rows, cols, time_ms):
+    """(cuact ms, eager ms, compile ms, errors, peak GB); a variant that fails is None."""
+    errors = []
+    times = {}
+    torch.cuda.reset_peak_memory_stats()
+    torch.manual_seed(0)
+    try:
+        inputs = op.make(rows, cols, dtype)
+    except Exception as e:  # noqa: BLE001 - out of memory for the inputs alone
+        inputs = None
+        errors.append(f"inputs: {_short_error(e)}")
+    _free()
+    if inputs is None:
+        return None, None, None, errors, torch.cuda.max_memory_allocated() / 1e9
+    for variant in ("cuact", "eager", "compile"):
+        compiled = None
+        fn = None
+        try:
+            if variant == "cuact":
+                def fn():
+                    return op.cuact(ext, *inputs)
+            elif variant == "eager":
+                fn = op.eager(*inputs)
+            else:
+                torch._dynamo.reset()
+                compiled = torch.compile(op.ref, fullgraph=True, dynamic=False)
+
+                def fn():
+                    return compiled(*inputs)
+            times[variant] = time_ms(fn)
+        except Exception as e:  # noqa: BLE001 - out of memory, compile failure: report, go on
+            times[variant] = None
+            errors.append(f"{variant}: {_short_error(e)}")
+        fn = compiled = None  # noqa: F841 - drops eager's graph, the compiled code
+        torch._dynamo.reset()
+        _free()
+    peak = torch.cuda.max_memory_allocated() / 1e9
+    inputs = None  # noqa: F841 - frees the inputs before the next op
+    _free()
+    return times["cuact"], times["eager"], times["compile"], errors, peak
+
+
+def _ms(t):
+    return "n/a" if t is None else f"{t:.3f}"
+
+
+def _ratio(num, den):
+    return None if num is None or den is None or den <= 0 else num / den
+
+
+def _x(r):
+    return "n/a" if r is None else f"{r:.2f}x"
+
+
+# ---- main --------------------------------------------------------------------------------------
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shape", type=int, nargs=2, default=[4096, 393216], metavar=("ROWS", "COLS"),
+                        help="output elements, rows x cols (default 4096 393216)")
+    parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--ops", default=",".join(op.name for op in OPS),
+                        help="comma-separated subset of " + ", ".join(op.name for op in OPS))
+    parser.add_argument("--dtypes", default="float32,bfloat16")
+    parser.add_argument("--check-shape", type=int, nargs=2, default=[64, 4096],
+                        metavar=("ROWS", "COLS"))
+    parser.add_argument("--no-check", action="store_true", help="skip the correctness checks")
+    parser.add_argument("--verbose-build", action="store_true")
+    parser.add_argument("--json", help="write the rows, checks and targets here")
+    args = parser.parse_args()
+
+    names = [n.strip() for n in args.ops.split(",") if n.strip()]
+    unknown = [n for n in names if n not in OPS_BY_NAME]
+    if unknown:
+        parser.error(f"unknown ops {unknown}; known: {list(OPS_BY_NAME)}")
+    ops = [OPS_BY_NAME[n] for n in names]
+    dtypes = [n.strip() for n in args.dtypes.split(",") if n.strip()]
+    for n in dtypes:
+        if n not in ("float32", "bfloat16"):
+            parser.error(f"dtype {n}: float32 or bfloat16")
+    if not torch.cuda.is_available():
+        print("no CUDA device", file=sys.stderr)
+        return 2
+
+    rows, cols = args.shape
+    device = torch.cuda.get_device_name(0)
+    print(f"{device}, torch {torch.__version__}, CUDA {torch.version.cuda}, "
+          f"{torch.cuda.get_device_properties(0).total_memory / 2**30:.1f} GiB")
+    started = time.perf_counter()
+    ext = build_extension(verbose=args.verbose_build)
+    print(f"extension built/loaded in {time.perf_counter() - started:.1f} s "
+          f"(cuact headers from {include_dir()})", flush=True)
+    torch.set_grad_enabled(False)  # eager backward setups enable it for their forward graph
+
+    status = 0
+    checks = []
+    if not args.no_check:
+        crows, ccols = args.check_shape
+        print(f"\ncorrectness: cuact vs torch eager at {crows} x {ccols} "
+              "(float32 rtol=atol=1e-5, bfloat16 2e-2; backward ops: also the compiled formula)")
+        for dtype_name in dtypes:
+            for op in ops:
+                ok, message = check_op(ext, op, getattr(torch, dtype_name), crows, ccols)
+                checks.append(dict(op=op.name, dtype=dtype_name, ok=ok, message=message))
+                print(f"  {op.name:18s} {dtype_name:9s} {'ok' if ok else 'FAILED: ' + message}",
+                      flush=True)
+                if not ok:
+                    status = 1
+        _free()
+
+    time_ms = timer(args.reps)
+    print(f"\nshape {rows} x {cols} (output elements), median of {args.reps} (ms, L2 flushed); "
+          "eager/cuact and compile/cuact: > 1 means cuact is faster; x copy: cuact GB/s over "
+          "y.copy_(x)'s\n")
+    print("| op | dtype | cuact ms | eager ms | compile ms | eager/cuact | compile/cuact "
+          "| cuact GB/s | x copy |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    rows_out = []
+    for dtype_name in dtypes:
+        dtype = getattr(torch, dtype_name)
+        s = _size(dtype)
+        copy_bytes = 2 * rows * cols * s
+        copy_ms = None
+        try:
+            x = _randn(dtype, rows, cols)
+            y = torch.empty_like(x)
+            copy_ms = time_ms(lambda: y.copy_(x))
+        except Exception as e:  # noqa: BLE001
+            print(f"copy {dtype_name}: {_short_error(e)}", file=sys.stderr)
+        x = y = None
+        _free()
+        copy_gbs = None if copy_ms is None else copy_bytes / copy_ms / 1e6
+        print(f"| copy (y.copy_(x)) | {dtype_name} | {_ms(copy_ms)} | | | | | "
+              f"{'n/a' if copy_gbs is None else f'{copy_gbs:.0f}'} | 1.00x |", flush=True)
+        for op in ops:
+            t_cuact, t_eager, t_compile, errors, peak = time_op(ext, op, dtype, rows, cols, time_ms)
+            nbytes = op.nbytes(ext, rows, cols, dtype)
+            gbs = None if t_cuact is None else nbytes / t_cuact / 1e6
+            row = dict(op=op.name, label=op.label, dtype=dtype_name, backward=op.backward,
+                       bytes=nbytes, cuact_ms=t_cuact, eager_ms=t_eager, compile_ms=t_compile,
+                       eager_vs_cuact=_ratio(t_eager, t_cuact),
+                       compile_vs_cuact=_ratio(t_compile, t_cuact), cuact_gbs=gbs,
+                       copy_ms=copy_ms, copy_gbs=copy_gbs, x_copy=_ratio(gbs, copy_gbs),
+                       peak_gb=peak, errors=errors)
+            rows_out.append(row)
+            print(f"| {op.label} | {dtype_name} | {_ms(t_cuact)} | {_ms(t_eager)} | "
+                  f"{_ms(t_compile)} | {_x(row['eager_vs_cuact'])} | "
+                  f"{_x(row['compile_vs_cuact'])} | {'n/a' if gbs is None else f'{gbs:.0f}'} | "
+                  f"{_x(row['x_copy'])} |", flush=True)
+            for error in errors:
+                print(f"  ({op.name} {dtype_name}) {error}", file=sys.stderr, flush=True)
+            if errors:
+                status = 1
+
+    # ---- targets ----
+    targets = []
+
+    def target(kind, row, value, threshold, scope):
+        met = value is not None and value >= threshold
+        targets.append(dict(target=kind, scope=scope, op=row["op"], dtype=row["dtype"],
+                            value=value, threshold=threshold, met=met))
+        return met
+
+    print()
+    for row in rows_out:
+        name = row["op"]
+        if name in EAGER_TARGET_OPS or name in EAGER_TARGET_OPS_BWD:
+            scope = "forward" if name in EAGER_TARGET_OPS else "backward (informational)"
+            value = row["eager_vs_cuact"]
+            met = target("eager >= 1.8x slower than cuact", row, value, EAGER_TARGET, scope)
+            print(f"target [{scope}] eager >= {EAGER_TARGET}x slower than cuact: {row['label']} "
+                  f"{row['dtype']}: {_x(value)} {'met' if met else 'MISSED'}")
+    for row in rows_out:
+        scope = "backward (informational)" if row["backward"] else "forward"
+        value = row["compile_vs_cuact"]
+        met = target("torch.compile <= 1.0x cuact's speed", row, value, COMPILE_TARGET, scope)
+        print(f"target [{scope}] torch.compile <= 1.0x cuact's speed (compile/cuact >= 1.0): "
+              f"{row['label']} {row['dtype']}: {_x(value)} {'met' if met else 'MISSED'}")
+    required = [t for t in targets if t["scope"] == "forward"]
+    print(f"\nforward targets: {sum(t['met'] for t in required)} of {len(required)} met; "
+          f"backward (informational): {sum(t['met'] for t in targets if t['scope'] != 'forward')} "
+          f"of {sum(t['scope'] != 'forward' for t in targets)}; "
+          f"checks: {sum(c['ok'] for c in checks)} of {len(checks)} ok; "
+          f"total {time.perf_counter() - started:.0f} s")
+
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": device, "torch": torch.__version__, "cuda": torch.version.cuda,
+                       "shape": [rows, cols], "reps": args.reps, "checks": checks,
+                       "rows": rows_out, "targets": targets}, f, indent=1)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
