@@ -1014,12 +1014,10 @@ struct gelu_tanh {
     const float z = a * w;
     const float z_lo = fmaf(a, w_lo, fmaf(a, w, -z));
     // e = 2^-(z + z_lo): j from z clamped at 190 (2^(j + 64) normal); beyond, t < -1000, e = 0
-    constexpr float magic = 0x1.8p23f;
-    const float jm = magic - fminf(z, 190.0f);
-    const float j = jm - magic;
+    const float jm = detail::round_magic - fminf(z, 190.0f);
+    const float j = jm - detail::round_magic;
     const float t = (-z - j) - z_lo;
-    const unsigned two_j64 = (cuda::std::bit_cast<unsigned>(jm) << 23) + ((127u + 64u) << 23);
-    const float es = detail::exp2_approx_ftz(t) * cuda::std::bit_cast<float>(two_j64);
+    const float es = detail::exp2_approx_ftz(t) * detail::exp2_plus_64_of_rounded(jm);
     const float e = es * 0x1p-64f;
     return {a, s, e, es, detail::reciprocal_one_plus(e, rounded_to<float>{})};
   }

@@ -302,18 +302,28 @@ CUACT_HOST_DEVICE split<double> over(double x, double a) {
   return {hi, ::fabs(hi) <= 1.7976931348623157e308 ? lo : 0.0};
 }
 
+/// 1.5 * 2^23: for |v| < 2^22, v + round_magic rounds v to an integer held in the low mantissa
+/// bits (the float reductions below take j that way: no rintf, float-int conversions or NaN checks).
+inline constexpr float round_magic = 0x1.8p23f;
+
+/// 2^(j + 64) from jm = j + round_magic, j integral in [-190, 63]: the integer's bits shifted into
+/// the exponent field (round_magic's own bits shift out). The +64 keeps 2^(j + 64) normal where 2^j
+/// would be subnormal; callers scale by 2^-64 last, so a subnormal result rounds once.
+CUACT_HOST_DEVICE float exp2_plus_64_of_rounded(float jm) {
+  return cuda::std::bit_cast<float>((cuda::std::bit_cast<unsigned>(jm) << 23) +
+                                    ((127u + 64u) << 23));
+}
+
 /// m * exp(v) for v in [-110, 0], not NaN (callers clamp), |m| below 2^60: mul_exp_nonpositive
 /// without its clamp and NaN checks, rounded once, subnormal results included. 2^j by the bits of
-/// the rounding constant, as exp_minus_scaled: m 2^t 2^(j + 64) stays normal (j >= -159), and the
+/// the rounding constant (exp2_plus_64_of_rounded): m 2^t 2^(j + 64) stays normal (j >= -159), and the
 /// last scaling by 2^-64 rounds a subnormal result once.
 CUACT_HOST_DEVICE float mul_exp_bounded(float m, float v) {
-  constexpr float magic = 0x1.8p23f;  // 1.5 * 2^23: adding it rounds to an integer, in the low bits
-  const float jm = fmaf(v, 1.44269504088896341f, magic);
-  const float j = jm - magic;  // exact, in [-159, 0]
+  const float jm = fmaf(v, 1.44269504088896341f, round_magic);
+  const float j = jm - round_magic;  // exact, in [-159, 0]
   // log2(e) as a float pair: t within 2^-25 absolute of v log2(e) - j
   const float t = fmaf(v, 1.925963033500011079e-8f, fmaf(v, 1.44269502162933349609f, -j));
-  const unsigned two_j64 = (cuda::std::bit_cast<unsigned>(jm) << 23) + ((127u + 64u) << 23);
-  return (m * exp2_approx_ftz(t) * cuda::std::bit_cast<float>(two_j64)) * 0x1p-64f;
+  return (m * exp2_approx_ftz(t) * exp2_plus_64_of_rounded(jm)) * 0x1p-64f;
 }
 
 /// erfcx(a) = exp(a^2) erfc(a) for a in [0, 10.6] (larger a is not in range: callers clamp), in
@@ -440,14 +450,11 @@ struct scaled_exp {
   float es;  ///< exp(-a) 2^64
 };
 CUACT_HOST_DEVICE scaled_exp exp_minus_scaled(float a) {
-  constexpr float magic = 0x1.8p23f;  // 1.5 * 2^23: adding it rounds to an integer, in the low bits
-  const float jm = fmaf(fminf(a, 120.0f), -1.44269504088896341f, magic);  // NaN a: 120
-  const float j = jm - magic;                                             // exact, in [-173, 0]
+  const float jm = fmaf(fminf(a, 120.0f), -1.44269504088896341f, round_magic);  // NaN a: 120
+  const float j = jm - round_magic;  // exact, in [-173, 0]
   // log2(e) as a float pair: t within 2^-25 absolute of -a log2(e) - j
   const float t = fmaf(a, -1.925963033500011079e-8f, fmaf(a, -1.44269502162933349609f, -j));
-  // (bits of jm) << 23 = j << 23: the rounding constant's bits shift out
-  const unsigned two_j64 = (cuda::std::bit_cast<unsigned>(jm) << 23) + ((127u + 64u) << 23);
-  const float es = exp2_approx_ftz(t) * cuda::std::bit_cast<float>(two_j64);
+  const float es = exp2_approx_ftz(t) * exp2_plus_64_of_rounded(jm);
   return {es * 0x1p-64f, es};
 }
 
