@@ -13,7 +13,8 @@
 #   timing       python/bench/timing.py: torch eager, torch.compile, cuact ($TIMING_OPS)
 #   fused_timing python/bench/fused_timing.py: cuact's fused ops against torch eager and compile
 #   kernelbench  python/bench/kernelbench_run.py on the five ModelNew files (KernelBench checkout
-#                carried in python/.tools/KernelBench)
+#                carried in python/.tools/KernelBench; $KERNELBENCH_ARGS, e.g. "--only Softsign,MinGPT":
+#                the harness needs 150-250 s per problem, so one call fits about three)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -92,7 +93,7 @@ if [[ $steps == *" fused_timing "* ]] && (($(left) > 60)); then
   grep -E "^\||^forward targets" "$logs/fused_timing.txt"
 fi
 if [[ $steps == *" kernelbench "* ]] && (($(left) > 60)); then
-  timeout $(($(left) - 5)) python3 python/bench/kernelbench_run.py python/.tools/KernelBench --trials 30 \
+  timeout $(($(left) - 5)) python3 python/bench/kernelbench_run.py python/.tools/KernelBench --trials 30 ${KERNELBENCH_ARGS:-} \
     --json "$logs/kernelbench.json" > "$logs/kernelbench.txt" 2>&1 || status=1
   stamp "kernelbench"
   tail -30 "$logs/kernelbench.txt"

@@ -69,7 +69,8 @@ def main():
     parser.add_argument("--trials", type=int, default=100, help="timing trials (KernelBench: 100)")
     parser.add_argument("--correct-trials", type=int, default=5)
     parser.add_argument("--json", help="write the results here")
-    parser.add_argument("--only", help="substring of the problem files to run")
+    parser.add_argument("--only", help="comma-separated substrings of the problem files to run "
+                        "(e.g. Softsign,MinGPT)")
     args = parser.parse_args()
 
     kb = os.path.abspath(args.kernelbench)
@@ -88,7 +89,7 @@ def main():
     build_root = tempfile.mkdtemp(prefix="cuact_kernelbench_")
     results = []
     for problem, model_new in PROBLEMS:
-        if args.only and args.only not in problem:
+        if args.only and not any(part in problem for part in args.only.split(",")):
             continue
         ref_src = open(os.path.join(kb, "KernelBench", problem)).read()
         new_src = open(os.path.join(EXAMPLES, model_new)).read()
