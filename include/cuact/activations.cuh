@@ -648,11 +648,7 @@ struct mish {
     const bool positive = x > C(0);
     const C a = positive ? detail::fused(C(2), e, C(1)) : e * (e + C(2));
     const C b = positive ? C(2) * e * e : C(2);
-    if constexpr (detail::accurate_float_v<R, C>) {
-      return {a, b, detail::reciprocal_normal(a + b)};  // a + b in [1, 5]
-    } else {
-      return {a, b, detail::reciprocal(a + b, r)};
-    }
+    return {a, b, detail::reciprocal_at_least_one(a + b, r)};  // a + b in [1, 5]
   }
   /// mish(x).
   template <class C, class R = rounded_to<C>>
@@ -748,7 +744,7 @@ struct tanhshrink {
       p = fmaf(p, x2, 1.0f / 3);
       const float series = p * x2 * x;
       const float e = detail::exp_nonpositive(-2.0f * a, r);
-      const float t = (1.0f - e) * detail::rcp_approx(1.0f + e);
+      const float t = (1.0f - e) * detail::reciprocal_at_least_one(1.0f + e, r);
       return a < 0.5f ? series + 0.0f : x - copysignf(t, x);  // + 0: tanhshrink(-0) = +0
     } else {
       return x - detail::tanh_(x, r);

@@ -392,6 +392,27 @@ CUACT_HOST_DEVICE C reciprocal(C x, R) {
   }
 }
 
+/// 1 / d for d in [1, 2^126] in float: `rcp.approx.ftz` and one Newton step, within about one ulp
+/// (the IEEE division's range checks and slow path cost 60 instructions).
+CUACT_HOST_DEVICE float reciprocal_normal(float d) {
+  const float r = rcp_approx_ftz(d);
+  return fmaf(r, fmaf(-d, r, 1.0f), r);
+}
+
+/// 1 / x for x in [1, 2^126] or NaN at accuracy R: `rcp.approx.ftz` for 16-bit results (no
+/// subnormal can arise, so rcp_approx's 7 instructions of subnormal handling are dead weight;
+/// the same approximation otherwise), reciprocal_normal for float, a division for double.
+template <class R, class C>
+CUACT_HOST_DEVICE C reciprocal_at_least_one(C x, R r) {
+  if constexpr (rounds_to_16_bits_v<R> && sizeof(C) == 4) {
+    return rcp_approx_ftz(x);
+  } else if constexpr (sizeof(C) == 4) {
+    return reciprocal_normal(x);
+  } else {
+    return reciprocal(x, r);
+  }
+}
+
 /// 1 / (1 + e) for e in [0, 1] (NaN in, NaN out) at accuracy R. Float and double: the rounding
 /// of 1 + e (exact as d + lo, Fast2Sum) is taken back to first order, so only the division rounds:
 /// the logistic functions square and multiply this, and every half ulp shows.
@@ -399,7 +420,7 @@ template <class R, class C>
 CUACT_HOST_DEVICE C reciprocal_one_plus(C e, R r) {
   const C d = C(1) + e;
   if constexpr (rounds_to_16_bits_v<R> && sizeof(C) == 4) {
-    return reciprocal(d, r);
+    return reciprocal_at_least_one(d, r);
   } else if constexpr (sizeof(C) == 4) {
     // d in [1, 2]: `rcp.approx.ftz` and one Newton step on the residual 1 - (d + lo) r, which
     // takes lo back in the same step, give 1 / (1 + e) within about half an ulp, without the
@@ -479,13 +500,6 @@ CUACT_HOST_DEVICE float log1p_unit_scaled(float e, float es) {
 /// m exp(-a) from exp_minus_scaled's es, rounded once (subnormal results included).
 CUACT_HOST_DEVICE float times_scaled_exp(float m, float es) { return (m * es) * 0x1p-64f; }
 
-/// 1 / d for d in [1, 2^126] in float: `rcp.approx.ftz` and one Newton step, within about one ulp
-/// (the IEEE division's range checks and slow path cost 60 instructions).
-CUACT_HOST_DEVICE float reciprocal_normal(float d) {
-  const float r = rcp_approx_ftz(d);
-  return fmaf(r, fmaf(-d, r, 1.0f), r);
-}
-
 /// The logistic function from e = exp(-|x|) <= 1, overflow-safe: sigma(x) = 1 / (1 + e) for
 /// x >= 0 and e / (1 + e) below, and its complement 1 - sigma(x) = sigma(-x) the other way
 /// round, so neither is computed by a subtraction that cancels. NaN gives NaN in both.
@@ -510,7 +524,7 @@ CUACT_HOST_DEVICE C tanh_(C x, R r) {
     return tanh_approx(x);
   } else if constexpr (rounds_to_16_bits_v<R> && sizeof(C) == 4) {
     const float m = expm1_nonpositive(-2.0f * fabsf(x), r);
-    return copysignf(-m * rcp_approx(m + 2.0f), x);
+    return copysignf(-m * reciprocal_at_least_one(m + 2.0f, r), x);  // m + 2 in [1, 2]
   } else if constexpr (sizeof(C) == 4) {
     return tanhf(x);
   } else {
