@@ -596,8 +596,11 @@ struct softplus {
       l = detail::log1p_unit(exp_minus_abs(v, r), r);
     }
     C tail;
-    if constexpr (detail::rounds_to_16_bits_v<R>) {
-      tail = l * C(1.0 / beta);
+    if constexpr (sizeof(C) == 4) {
+      // times the float 1 / beta (one division per thread): one rounding more than l / beta
+      // (none for a power-of-two beta), where the IEEE division per element cost fp32 softplus
+      // about 10 instructions of an instruction-bound 56 on H200
+      tail = l * float(1.0 / beta);
     } else {
       tail = l / C(beta);
     }
@@ -628,7 +631,8 @@ struct softplus {
 /// (-inf * 0, as PyTorch); mish(inf) = inf; mish(-0) = -0. tanh(log1p(u)) with u = exp(x) is the
 /// rational (u^2 + 2u) / (u^2 + 2u + 2): from e = exp(-|x|), a / (a + b) with a = e (e + 2),
 /// b = 2 for x <= 0 and a = 1 + 2e, b = 2e^2 above, a sum of positive terms that neither
-/// overflows nor cancels (one exp and one division instead of exp, log1p and tanh). Backward as
+/// overflows nor cancels (one exp and one division instead of exp, log1p and tanh); 16-bit
+/// results take the rational in u itself, with u = exp(min(x, 20)) (half_parts_of). Backward as
 /// `mish_backward`: t + x sigmoid(x) (1 - t^2), with 1 - t^2 = b (2a + b) / (a + b)^2;
 /// mish'(+-inf) = NaN (inf * 0, as PyTorch).
 struct mish {
@@ -650,6 +654,23 @@ struct mish {
     const C b = positive ? C(2) * e * e : C(2);
     return {a, b, detail::reciprocal_at_least_one(a + b, r)};  // a + b in [1, 5]
   }
+  /// For 16-bit results (2^-12 suffices): u = exp(min(x, 20)) (tanh(softplus(x)) rounds to 1
+  /// above 20 in float), n = u (u + 2), so tanh(softplus(x)) = n / (n + 2), positive terms that
+  /// neither cancel nor overflow: one exp and one reciprocal, no branch on the sign. us = 2^64 u by
+  /// `ex2.approx.ftz` (normal down to u = 2^-190; bf16 results need u down to 2^-141).
+  struct half_parts {
+    ///@{
+    /// us = 2^64 exp(min(x, 20)), u2 = u + 2, ns = 2^64 n = us u2, r = 1 / (n + 2).
+    float us, u2, ns, r;
+    ///@}
+  };
+  /// The half_parts of x (NaN gives u = exp(20): x makes the NaN; -inf gives u = 0).
+  CUACT_HOST_DEVICE static half_parts half_parts_of(float x) {
+    const float us = detail::exp2_approx_ftz(fmaf(fminf(x, 20.0f), 1.44269504088896341f, 64.0f));
+    const float u2 = fmaf(us, 0x1p-64f, 2.0f);
+    const float ns = us * u2;
+    return {us, u2, ns, detail::rcp_approx_ftz(fmaf(ns, 0x1p-64f, 2.0f))};
+  }
   /// mish(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
@@ -657,6 +678,9 @@ struct mish {
       const detail::scaled_exp e = detail::exp_minus_scaled(fabsf(x));
       const parts<C> p = tanh_softplus(x, e.e, r);
       return x > 0.0f ? x * (p.a * p.q) : detail::times_scaled_exp(x * ((e.e + 2.0f) * p.q), e.es);
+    } else if constexpr (sizeof(C) == 4) {
+      const half_parts h = half_parts_of(x);
+      return x * ((h.ns * h.r) * 0x1p-64f);  // -inf: -inf * 0 = NaN
     } else {
       const C v = x < C(0) ? x : -x;
       const C e = detail::exp_nonpositive(v, r);
@@ -677,6 +701,15 @@ struct mish {
       const float above = fmaf(x * q, one_minus_t2, p.a * p.q);
       const float below = fmaf(x * q, one_minus_t2, (e.e + 2.0f) * p.q);
       return x > 0.0f ? above : detail::times_scaled_exp(below, e.es);
+    } else if constexpr (sizeof(C) == 4) {
+      // t + x s (1 - t^2), 1 - t^2 = 4 (n + 1) / (n + 2)^2, s = u / (1 + u); x above 20 adds
+      // below 2^-50 and is taken at 20 (no overflow); +-inf give NaN, as PyTorch
+      const half_parts h = half_parts_of(x);
+      const float c = detail::rcp_approx_ftz(fmaf(h.us, 0x1p-64f, 1.0f));  // s = u c
+      const float one_minus_t2 = 4.0f * fmaf(h.ns, 0x1p-64f, 1.0f) * (h.r * h.r);
+      // u ((u + 2) r + x c (1 - t^2)): u multiplied in last keeps the sign of an underflow
+      const float in_u = fmaf(fminf(x, 20.0f) * c, one_minus_t2, h.u2 * h.r);
+      return fmaf(x, 0.0f, (in_u * h.us) * 0x1p-64f);  // x * 0: NaN for +-inf, -0 keeps -0
     } else {
       const C v = x < C(0) ? x : -x;
       const C e = detail::exp_nonpositive(v, r);
@@ -743,8 +776,10 @@ struct tanhshrink {
       p = fmaf(p, x2, -2.0f / 15);
       p = fmaf(p, x2, 1.0f / 3);
       const float series = p * x2 * x;
-      const float e = detail::exp_nonpositive(-2.0f * a, r);
-      const float t = (1.0f - e) * detail::reciprocal_at_least_one(1.0f + e, r);
+      // above 1/2, e = exp(-2|x|) <= 1/e only forms 1 + e (`ex2.approx.ftz`: its flush is
+      // harmless), and t = (1 - e) / (1 + e) = 2 / (1 + e) - 1 in [0.46, 1) cancels at most 2x
+      const float e = detail::exp2_approx_ftz(a * -2.88539008177792681f);
+      const float t = fmaf(2.0f, detail::reciprocal_at_least_one(1.0f + e, r), -1.0f);
       return a < 0.5f ? series + 0.0f : x - copysignf(t, x);  // + 0: tanhshrink(-0) = +0
     } else {
       return x - detail::tanh_(x, r);
@@ -848,53 +883,80 @@ struct gelu {
     float xc, h, h_lo, s;
     ///@}
   };
-  /// The gaussian_tail of x (h_lo = 0 for 16-bit results).
-  template <class R>
-  CUACT_HOST_DEVICE static gaussian_tail tail_parts(float x, R) {
+  /// The gaussian_tail of x (float results; 16-bit ones take lower_tail_16_of).
+  CUACT_HOST_DEVICE static gaussian_tail tail_parts(float x) {
     const float xc = fminf(fmaxf(x, -14.8f), 14.8f);  // NaN gives 14.8: NaN x decides the result
     const float a = fabsf(xc) * 0.707106781186547524f;
     const float xx = xc * xc;
-    constexpr bool accurate = !detail::rounds_to_16_bits_v<R>;
-    const detail::split<float> e = detail::erfcx_bounded<accurate>(a);
+    const detail::split<float> e = detail::erfcx_bounded(a);
     const float h = 0.5f * e.hi;
-    const float h_lo = accurate ? fmaf(h, 0.5f * fmaf(xc, -xc, xx), 0.5f * e.lo) : 0.0f;
+    const float h_lo = fmaf(h, 0.5f * fmaf(xc, -xc, xx), 0.5f * e.lo);
     return {xc, h, h_lo, 0.5f * xx};
   }
-  /// m E, |m| <= 16, three ways. exact: rounded once (mul_exp_bounded), subnormal results
+  /// m E, |m| <= 16, two ways. exact: rounded once (mul_exp_bounded), subnormal results
   /// included, for the float forward. raised: `ex2.approx`, of the exponent raised by 64 where
   /// E < 2^-92, so E and m E stay normal and only the last scaling rounds into the subnormals (a
-  /// derivative of 1e-45 keeps its sign, which an infinite dy shows), for the derivatives (the
-  /// table's bound on them is absolute, 4 float epsilons). plain: m ex2.approx(-s log2 e), for
-  /// 16-bit forwards (a nonzero 16-bit result needs E > 2^-133, where a subnormal E still has 16
-  /// significant bits).
-  enum class exp_mode { exact, raised, plain };
+  /// derivative of 1e-45 keeps its sign, which an infinite dy shows), for the float derivative
+  /// (the table's bound on it is absolute, 4 float epsilons).
+  enum class exp_mode { exact, raised };
   /// m exp(-s), computed as Mode says.
   template <exp_mode Mode>
   CUACT_HOST_DEVICE static float times_exp(float m, float s) {
     if constexpr (Mode == exp_mode::exact) {
       return detail::mul_exp_bounded(m, -s);
-    } else if constexpr (Mode == exp_mode::raised) {
+    } else {
       const bool raise = s > 64.0f;
       return m * detail::exp2_approx(fmaf(s, -1.44269504088896341f, raise ? 64.0f : 0.0f)) *
              (raise ? 0x1p-64f : 1.0f);
-    } else {
-      return m * detail::exp2_approx(s * -1.44269504088896341f);
     }
+  }
+  /// For 16-bit results (an error of 2^-12 suffices): g = Phi(-|x|) = h E and e = 2^64 E, with
+  /// h = erfcx(a) / 2, a = |x| / sqrt 2 (erfcx_bounded's form with a degree-6 fit, 2^-16.5, in
+  /// q = (a - 2) / (a + 2) written in |x|), and E = exp(-x^2 / 2). E is taken as 2^64 E by `ex2.approx.ftz` and h as
+  /// 2^-64 h, so the flush to zero cannot cost a result: 2^64 E is normal down to |x| = 16.2, where
+  /// every 16-bit result is 0, x or 1 (bf16 keeps gelu(x) down to 2^-133, at x = -13.5, where E
+  /// itself is below 2^-126). 22 instructions where the unscaled `ex2.approx` and separate clamps
+  /// took 32 (bf16 gelu is instruction-bound on H200).
+  struct lower_tail_16 {
+    ///@{
+    /// g: Phi(-|x|); e: 2^64 exp(-x^2 / 2).
+    float g, e;
+    ///@}
+  };
+  /// The lower_tail_16 of x (NaN gives NaN in both; +-inf give 0 and 0).
+  CUACT_HOST_DEVICE static lower_tail_16 lower_tail_16_of(float x) {
+    constexpr float two_sqrt2 = 2.82842712474619009760f;
+    const float ax = fminf(fabsf(x), 16.0f);  // NaN gives 16; keeps q finite for +-inf
+    const float q = (ax - two_sqrt2) * detail::rcp_approx_ftz(ax + two_sqrt2);
+    float p = 0x1.709912p-8f;
+    p = fmaf(p, q, -0x1.df44b0p-8f);
+    p = fmaf(p, q, -0x1.ad6cf0p-5f);
+    p = fmaf(p, q, 0x1.4fa890p-3f);
+    p = fmaf(p, q, -0x1.54adf4p-3f);
+    p = fmaf(p, q, -0x1.7be6dep-4f);
+    p = fmaf(p, q, 0x1.1ba27ap-2f);
+    // 2^-64 / (2 (1 + 2a)) = 1 / (2^64 (2 + 2 sqrt2 |x|)): in [2^-70, 2^-65], normal
+    const float d = detail::rcp_approx_ftz(fmaf(two_sqrt2 * 0x1p64f, ax, 0x1p65f));
+    const float h = fmaf(p, d, d);
+    const float e = detail::exp2_approx_ftz(fmaf(x * -0.72134752044448170368f, x, 64.0f));
+    return {h * e, e};
   }
   /// gelu(x).
   template <class C, class R = rounded_to<C>>
-  CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
+  CUACT_HOST_DEVICE C operator()(C x, R = {}) const {
     if constexpr (sizeof(C) == 4) {
       // x Phi(x) = x h E below 0 and x - x h E above, h E = erfc(|x| / sqrt 2) / 2
-      const gaussian_tail g = tail_parts(x, r);
-      float p;
       if constexpr (detail::rounds_to_16_bits_v<R>) {
-        p = times_exp<exp_mode::plain>(g.xc * g.h, g.s);
+        // +-0 keep their sign; -inf gives -inf * 0 = NaN (as PyTorch), +inf gives inf
+        const lower_tail_16 t = lower_tail_16_of(x);
+        return x * (x <= 0.0f ? t.g : 1.0f - t.g);
       } else {
-        p = times_exp<exp_mode::exact>(fmaf(g.xc, g.h, g.xc * g.h_lo), g.s);
+        const gaussian_tail g = tail_parts(x);
+        const float p = times_exp<exp_mode::exact>(fmaf(g.xc, g.h, g.xc * g.h_lo), g.s);
+        // x * 0: +-0 keep their sign, below -14.8 x Phi(x) rounds to -0, -inf gives NaN (as
+        // PyTorch)
+        return x <= 0.0f ? (x >= -14.8f && x != 0.0f ? p : x * 0.0f) : x - p;
       }
-      // x * 0: +-0 keep their sign, below -14.8 x Phi(x) rounds to -0, -inf gives NaN (as PyTorch)
-      return x <= 0.0f ? (x >= -14.8f && x != 0.0f ? p : x * 0.0f) : x - p;
     } else {
       return x < -37.5 && x >= -1.7976931348623157e308 ? tail(x, false) : x * cdf(x);
     }
@@ -906,10 +968,16 @@ struct gelu {
       // Phi + x phi = E (h + x / sqrt(2 pi)) below 0, 1 + E (x / sqrt(2 pi) - h) above (the
       // zero crossing near -0.75 cancels only down to the table's absolute bound); +-inf give
       // NaN, as PyTorch's inf * 0
-      const gaussian_tail g = tail_parts(x, r);
-      const float m = fmaf(g.xc, float(inv_sqrt_2pi), x <= 0.0f ? g.h : -g.h);
-      const float p = times_exp<exp_mode::raised>(m, g.s);
-      return (x <= 0.0f ? p : 1.0f + p) + (x - x);  // x - x: NaN for +-inf and NaN, else +0
+      if constexpr (detail::rounds_to_16_bits_v<R>) {
+        // x phi(x) = x e 2^-64 / sqrt(2 pi): +-inf give inf * 0 = NaN, as PyTorch
+        const lower_tail_16 t = lower_tail_16_of(x);
+        return fmaf(x * float(0x1p-64 * inv_sqrt_2pi), t.e, x <= 0.0f ? t.g : 1.0f - t.g);
+      } else {
+        const gaussian_tail g = tail_parts(x);
+        const float m = fmaf(g.xc, float(inv_sqrt_2pi), x <= 0.0f ? g.h : -g.h);
+        const float p = times_exp<exp_mode::raised>(m, g.s);
+        return (x <= 0.0f ? p : 1.0f + p) + (x - x);  // x - x: NaN for +-inf and NaN, else +0
+      }
     } else {
       const double xc = x < -64 ? -64 : x > 64 ? 64 : x;
       const double x2 = detail::mul_rn(xc, xc);
@@ -927,7 +995,7 @@ struct gelu {
 /// that cancels for x << 0): from e = exp(-2|u|), overflow-safe as sigmoid. gelu_tanh(-inf) =
 /// NaN (-inf * 0, as PyTorch), gelu_tanh(inf) = inf, gelu_tanh(-0) = -0. The exp amplifies the
 /// rounding of u by 2|u| (up to 700 in double): float computes u in float-float, double in
-/// double-double arithmetic; 16-bit results use float, `ex2.approx` and `rcp.approx`.
+/// double-double arithmetic; 16-bit results use float, `ex2.approx.ftz` and `rcp.approx.ftz`.
 /// Backward as PyTorch's: s + 2 x s (1 - s) u', u' = sqrt(2/pi) (1 + 3 * 0.044715 x^2);
 /// gelu_tanh'(+-inf) = NaN (inf * 0, as PyTorch).
 struct gelu_tanh {
@@ -942,45 +1010,23 @@ struct gelu_tanh {
   /// Low part of 0.044715 (see kappa_hi).
   static constexpr double kappa_lo = 0x1.441355475a31ap-59;
 
-  /// -2|u| as hi + lo, u at x clamped to [-30, 30] (e = exp(-2|u|) is 0 beyond, in double too).
-  template <class C, class R>
-  CUACT_HOST_DEVICE static detail::split<C> minus_two_abs_u(C x, R) {
-    const C xc = x < C(-30) ? C(-30) : x > C(30) ? C(30) : x;
-    if constexpr (detail::rounds_to_16_bits_v<R> && sizeof(C) == 4) {
-      const float u = float(beta_hi) * xc * fmaf(float(kappa_hi) * xc, xc, 1.0f);
-      return {-2.0f * fabsf(u), 0.0f};
-    } else if constexpr (sizeof(C) == 4) {
-      // float-float (no double: its conversions cost more than this): w = 1 + kappa x^2 and
-      // u = beta x w, each product with its fma residual, the sum by Fast2Sum on max / min;
-      // the constants as float pairs (2^-48), so hi + lo is within about 2^-44 of u
-      constexpr float kh = float(kappa_hi), kl = float(kappa_hi - double(kh) + kappa_lo);
-      constexpr float bh = float(beta_hi), bl = float(beta_hi - double(bh) + beta_lo);
-      const float x2 = xc * xc, x2_lo = fmaf(xc, xc, -x2);
-      const float k = kh * x2;
-      const float k_lo = fmaf(kh, x2, -k) + fmaf(kh, x2_lo, kl * x2);
-      const float big = fmaxf(k, 1.0f), small = fminf(k, 1.0f);
-      const float w = big + small;
-      const float w_lo = (small - (w - big)) + k_lo;
-      const float xw = xc * w, xw_lo = fmaf(xc, w, -xw) + xc * w_lo;
-      const float u = bh * xw;
-      const float u_lo = fmaf(bh, xw, -u) + fmaf(bh, xw_lo, bl * xw);
-      return u < 0.0f ? detail::split<float>{2.0f * u, 2.0f * u_lo}
-                      : detail::split<float>{-2.0f * u, -2.0f * u_lo};
-    } else {
-      // double-double: w = 1 + kappa x^2, u = beta x w, each product with its fma residual
-      // (mul_rn/add_rn: a contracted 1 + kappa x^2 would break the two-sum: 200 ulp at x = -16)
-      const double x2 = detail::mul_rn(xc, xc), x2_lo = ::fma(xc, xc, -x2);
-      const double k = detail::mul_rn(kappa_hi, x2);
-      const double k_lo = ::fma(kappa_hi, x2, -k) + (kappa_hi * x2_lo + kappa_lo * x2);
-      const double w = detail::add_rn(1.0, k);  // two-sum
-      const double wb = w - k;
-      const double w_lo = ((1.0 - wb) + (k - (w - wb))) + k_lo;
-      const double xw = detail::mul_rn(xc, w), xw_lo = ::fma(xc, w, -xw) + xc * w_lo;
-      const double u = detail::mul_rn(beta_hi, xw);
-      const double u_lo = ::fma(beta_hi, xw, -u) + (beta_hi * xw_lo + beta_lo * xw);
-      return u < 0 ? detail::split<double>{2 * u, 2 * u_lo}
-                   : detail::split<double>{-2 * u, -2 * u_lo};
-    }
+  /// -2|u| as hi + lo in double-double, u at x clamped to [-30, 30] (e = exp(-2|u|) is 0 beyond).
+  /// (Float and 16-bit results take float_parts_of and half_parts_of.)
+  CUACT_HOST_DEVICE static detail::split<double> minus_two_abs_u(double x) {
+    const double xc = x < -30 ? -30 : x > 30 ? 30 : x;
+    // double-double: w = 1 + kappa x^2, u = beta x w, each product with its fma residual
+    // (mul_rn/add_rn: a contracted 1 + kappa x^2 would break the two-sum: 200 ulp at x = -16)
+    const double x2 = detail::mul_rn(xc, xc), x2_lo = ::fma(xc, xc, -x2);
+    const double k = detail::mul_rn(kappa_hi, x2);
+    const double k_lo = ::fma(kappa_hi, x2, -k) + (kappa_hi * x2_lo + kappa_lo * x2);
+    const double w = detail::add_rn(1.0, k);  // two-sum
+    const double wb = w - k;
+    const double w_lo = ((1.0 - wb) + (k - (w - wb))) + k_lo;
+    const double xw = detail::mul_rn(xc, w), xw_lo = ::fma(xc, w, -xw) + xc * w_lo;
+    const double u = detail::mul_rn(beta_hi, xw);
+    const double u_lo = ::fma(beta_hi, xw, -u) + (beta_hi * xw_lo + beta_lo * xw);
+    return u < 0 ? detail::split<double>{2 * u, 2 * u_lo}
+                 : detail::split<double>{-2 * u, -2 * u_lo};
   }
   /// Float: e = exp(-2|u|) and 1 / (1 + e), from a = min(|x|, 30) (u is odd). 2|u| log2(e) =
   /// z + z_lo = a (c1 + c3 a^2) in float-float with log2(e) folded into the constants (float
@@ -1017,6 +1063,25 @@ struct gelu_tanh {
     const float e = es * 0x1p-64f;
     return {a, s, e, es, detail::reciprocal_one_plus(e, rounded_to<float>{})};
   }
+  /// For 16-bit results (2^-12 suffices): a = min(|x|, 30), s = a^2, es = 2^64 exp(-2|u|) by
+  /// `ex2.approx.ftz` of 64 - 2|u| log2(e) = 64 + a (c1 + c3 s) (log2 e folded into the
+  /// constants; the rounding of that sum, below 190, costs 2^-15 relative), q = 1 / (1 + e).
+  /// 2^64 e stays normal down to e = 2^-190; bf16 results need e down to 2^-138.
+  struct half_parts {
+    ///@{
+    /// a = min(|x|, 30), s = a^2, es = 2^64 exp(-2|u|), q = 1 / (1 + exp(-2|u|)).
+    float a, s, es, q;
+    ///@}
+  };
+  /// The half_parts of x (NaN gives a = 30 and q = 1: x q makes the NaN).
+  CUACT_HOST_DEVICE static half_parts half_parts_of(float x) {
+    constexpr double minus_c1 = -2 * beta_hi * 1.44269504088896340736;
+    const float a = fminf(fabsf(x), 30.0f);
+    const float s = a * a;
+    const float es = detail::exp2_approx_ftz(
+        fmaf(a, fmaf(s, float(minus_c1 * kappa_hi), float(minus_c1)), 64.0f));
+    return {a, s, es, detail::rcp_approx_ftz(fmaf(es, 0x1p-64f, 1.0f))};
+  }
   /// gelu_tanh(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
@@ -1025,8 +1090,13 @@ struct gelu_tanh {
       const float_parts f = float_parts_of(x);
       const float xq = x * f.q;
       return x < 0.0f ? detail::times_scaled_exp(xq, f.es) : xq;
+    } else if constexpr (sizeof(C) == 4) {
+      // 16-bit results: x q above 0, (x q es) 2^-64 below (-inf: -inf * 0 = NaN)
+      const half_parts h = half_parts_of(x);
+      const float xq = x * h.q;
+      return x < 0.0f ? (xq * h.es) * 0x1p-64f : xq;
     } else {
-      const detail::split<C> v = minus_two_abs_u(x, r);
+      const detail::split<C> v = minus_two_abs_u(x);
       const C e = detail::exp_nonpositive_sum(v, r);
       const C q = detail::reciprocal_one_plus(e, r);
       // below 0, x e q with e = exp(hi) (1 + lo) multiplied in last (the result is subnormal only
@@ -1049,8 +1119,16 @@ struct gelu_tanh {
       const float xm = fmaf(x, 0.0f, -f.a);
       const float below = detail::times_scaled_exp(f.q * fmaf(xm, two_q_du, 1.0f), f.es);
       return x < 0.0f ? below : above;
+    } else if constexpr (sizeof(C) == 4) {
+      // 16-bit results: as the float path, e q (...) scaled by 2^-64 last
+      const half_parts h = half_parts_of(x);
+      const float two_q_du = h.q * fmaf(float(6 * beta_hi * kappa_hi), h.s, float(2 * beta_hi));
+      const float above = h.q * fmaf((x * h.es) * 0x1p-64f, two_q_du, 1.0f);  // +inf: NaN
+      const float xm = fmaf(x, 0.0f, -h.a);  // -a, NaN for +-inf (-inf: NaN, as PyTorch)
+      const float below = ((h.q * fmaf(xm, two_q_du, 1.0f)) * h.es) * 0x1p-64f;
+      return x < 0.0f ? below : above;
     } else {
-      const detail::split<C> v = minus_two_abs_u(x, r);
+      const detail::split<C> v = minus_two_abs_u(x);
       const C e = detail::exp_nonpositive_sum(v, r);
       const C q = detail::reciprocal_one_plus(e, r);
       const C xc = x < C(-30) ? C(-30) : x > C(30) ? C(30) : x;

@@ -83,7 +83,8 @@ CUACT_HOST_DEVICE float exp2_approx_ftz(float x) {
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(result) : "f"(x));
   return result;
 #else
-  return exp2f(x);
+  const float result = exp2f(x);
+  return result < 0x1p-126f ? 0.0f : result;  // the flush, so the CPU tests see it too
 #endif
 }
 
@@ -143,24 +144,33 @@ CUACT_HOST_DEVICE double exp_nonpositive(double x) { return ::exp(x); }
 template <class R>
 inline constexpr bool rounds_to_16_bits_v = R::storage_bits <= 16;
 
-/// exp(x) for x <= 0 at accuracy R. For 16-bit results: one multiply and one MUFU.EX2; the
-/// product's rounding error, amplified by |x log2 e| <= 150, stays below 2^-16 relative, so the
-/// rounded 16-bit result is within 1 ulp of the correctly rounded one.
+/// 2^64 exp(x) for x <= 0 (16-bit results): one fma and `ex2.approx.ftz`, normal down to
+/// x = -131, below which every 16-bit result that scales it is 0. The fma's rounding error (x log2 e
+/// + 64 is below 88 in magnitude where a result can be nonzero) stays below 2^-17 relative, so the
+/// rounded 16-bit result is within 1 ulp of the correctly rounded one. Scaled by 2^-64 last, a
+/// subnormal value keeps the bits a bf16 result needs (down to 2^-133) without the non-ftz
+/// `ex2.approx`'s range fix-up (three more instructions per exp; 16-bit math is instruction-bound
+/// on H200).
+CUACT_HOST_DEVICE float exp_nonpositive_raised(float x) {
+  return exp2_approx_ftz(fmaf(x, 1.44269504088896341f, 64.0f));
+}
+
+/// exp(x) for x <= 0 at accuracy R. For 16-bit results: exp_nonpositive_raised(x) 2^-64.
 template <class R, class C>
 CUACT_HOST_DEVICE C exp_nonpositive(C x, R) {
   if constexpr (rounds_to_16_bits_v<R> && sizeof(C) == 4) {
-    return exp2_approx(x * 1.44269504088896341f);
+    return exp_nonpositive_raised(x) * 0x1p-64f;
   } else {
     return exp_nonpositive(x);
   }
 }
 
-/// m * exp(v) for v <= 0 at accuracy R (16-bit results: m * ex2.approx, whose subnormal
-/// results keep the few bits a 16-bit result needs).
+/// m * exp(v) for v <= 0 at accuracy R, |m| <= 2^64. 16-bit results: (m 2^64 exp(v)) 2^-64, so a
+/// subnormal product rounds once.
 template <class R, class C>
-CUACT_HOST_DEVICE C mul_exp_nonpositive(C m, C v, R r) {
+CUACT_HOST_DEVICE C mul_exp_nonpositive(C m, C v, R) {
   if constexpr (rounds_to_16_bits_v<R> && sizeof(C) == 4) {
-    return m * exp_nonpositive(v, r);
+    return (m * exp_nonpositive_raised(v)) * 0x1p-64f;
   } else {
     return mul_exp_nonpositive(m, v);
   }
@@ -201,7 +211,8 @@ CUACT_HOST_DEVICE float rcp_approx_ftz(float x) {
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(result) : "f"(x));
   return result;
 #else
-  return 1.0f / x;
+  const float result = 1.0f / x;
+  return fabsf(result) < 0x1p-126f ? 0.0f * result : result;  // the flush (CPU tests see it)
 #endif
 }
 
@@ -331,44 +342,29 @@ CUACT_HOST_DEVICE float mul_exp_bounded(float m, float v) {
 /// q = (a - 2) / (a + 2) in [-1, 0.6825], with p a degree-10 polynomial (Chebyshev interpolant,
 /// relative error below 2^-25.5 with its float coefficients). Both quotients have their residual
 /// taken back (`rcp.approx` suffices: its 2^-22 error comes back squared): erfcx = hi + lo, the
-/// unevaluated sum within about 1 ulp (callers fold lo into their next product). `Accurate`:
-/// false gives the 16-bit version, a degree-6 polynomial (2^-16.5) and plain `rcp.approx`
-/// quotients (2^-22), lo = 0.
-template <bool Accurate>
+/// unevaluated sum within about 1 ulp (callers fold lo into their next product). (16-bit results
+/// need less: gelu's lower_tail_16_of.)
 CUACT_HOST_DEVICE split<float> erfcx_bounded(float a) {
-  if constexpr (Accurate) {
-    const float r = rcp_approx_ftz(a + 2.0f);  // a + 2 and 1 + 2a are >= 1: no subnormals
-    float q = (a - 2.0f) * r;
-    const float e = fmaf(q, -a, fmaf(q + 1.0f, -2.0f, a));  // (a - 2) - q (a + 2)
-    q = fmaf(r, e, q);
-    float p = 0x1.d7a11cp-16f;
-    p = fmaf(p, q, -0x1.79384cp-12f);
-    p = fmaf(p, q, -0x1.479a90p-10f);
-    p = fmaf(p, q, 0x1.4d408ep-10f);
-    p = fmaf(p, q, 0x1.1af2e2p-7f);
-    p = fmaf(p, q, -0x1.079df8p-7f);
-    p = fmaf(p, q, -0x1.bc0a92p-5f);
-    p = fmaf(p, q, 0x1.4ffb36p-3f);
-    p = fmaf(p, q, -0x1.54084ap-3f);
-    p = fmaf(p, q, -0x1.7bf602p-4f);
-    p = fmaf(p, q, 0x1.1ba03ap-2f);
-    // (1 + p) / (1 + 2a), the residual against the exact divisor 1 + 2a
-    const float d = rcp_approx_ftz(fmaf(2.0f, a, 1.0f));
-    const float y = fmaf(p, d, d);
-    const float residual = (p - y) + fmaf(y + y, -a, 1.0f);
-    return {y, residual * d};
-  } else {
-    const float q = (a - 2.0f) * rcp_approx_ftz(a + 2.0f);
-    float p = 0x1.709912p-8f;
-    p = fmaf(p, q, -0x1.df44b0p-8f);
-    p = fmaf(p, q, -0x1.ad6cf0p-5f);
-    p = fmaf(p, q, 0x1.4fa890p-3f);
-    p = fmaf(p, q, -0x1.54adf4p-3f);
-    p = fmaf(p, q, -0x1.7be6dep-4f);
-    p = fmaf(p, q, 0x1.1ba27ap-2f);
-    const float d = rcp_approx_ftz(fmaf(2.0f, a, 1.0f));
-    return {fmaf(p, d, d), 0.0f};
-  }
+  const float r = rcp_approx_ftz(a + 2.0f);  // a + 2 and 1 + 2a are >= 1: no subnormals
+  float q = (a - 2.0f) * r;
+  const float e = fmaf(q, -a, fmaf(q + 1.0f, -2.0f, a));  // (a - 2) - q (a + 2)
+  q = fmaf(r, e, q);
+  float p = 0x1.d7a11cp-16f;
+  p = fmaf(p, q, -0x1.79384cp-12f);
+  p = fmaf(p, q, -0x1.479a90p-10f);
+  p = fmaf(p, q, 0x1.4d408ep-10f);
+  p = fmaf(p, q, 0x1.1af2e2p-7f);
+  p = fmaf(p, q, -0x1.079df8p-7f);
+  p = fmaf(p, q, -0x1.bc0a92p-5f);
+  p = fmaf(p, q, 0x1.4ffb36p-3f);
+  p = fmaf(p, q, -0x1.54084ap-3f);
+  p = fmaf(p, q, -0x1.7bf602p-4f);
+  p = fmaf(p, q, 0x1.1ba03ap-2f);
+  // (1 + p) / (1 + 2a), the residual against the exact divisor 1 + 2a
+  const float d = rcp_approx_ftz(fmaf(2.0f, a, 1.0f));
+  const float y = fmaf(p, d, d);
+  const float residual = (p - y) + fmaf(y + y, -a, 1.0f);
+  return {y, residual * d};
 }
 
 /// exp(hi + lo) for hi <= 0 at accuracy R, lo a correction far below 1: exp(hi) (1 + lo).

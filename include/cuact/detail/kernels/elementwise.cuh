@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 
@@ -142,25 +143,66 @@ struct elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>> {
   }
 };
 
-/// op applied to element j of the loaded vectors (first + j is its index).
-#pragma nv_exec_check_disable
-template <class Op, class Loaded, std::size_t... I>
-CUACT_HOST_DEVICE auto compute_value(const Op& op, std::size_t first, const Loaded& loaded,
-                                     std::index_sequence<I...>, int j) {
-  if constexpr (takes_element_index_v<Op>) {
-    return op(first + j, to_compute(cuda::std::get<I>(loaded).elements[j])...);
-  } else {
-    return op(to_compute(cuda::std::get<I>(loaded).elements[j])...);
-  }
+/// The bits of a float (host and device; the host path of the kernel body runs in the CPU tests).
+CUACT_HOST_DEVICE float float_from_bits(std::uint32_t bits) {
+#ifdef __CUDA_ARCH__
+  return __uint_as_float(bits);
+#else
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+#endif
 }
 
-/// The lanes of a loaded vector in compute type (what a takes_vector_index op receives).
+/// How a vector of `Width` T is held from its load to its conversion: 16-bit lanes as the 32-bit
+/// words that hold them in pairs. Held as 16-bit values, a vector is split into 16-bit registers
+/// (PRMT) at the load and merged back before any arithmetic on the words, and the bf16 widening
+/// lane by lane costs three instructions per element instead of one, where 16-bit math is
+/// instruction-bound on H200.
 template <class T, int Width>
-CUACT_HOST_DEVICE vector_of<compute_t<T>, Width> to_compute(const vector_of<T, Width>& loaded) {
+inline constexpr bool held_as_words_v =
+    Width % 2 == 0 && (std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>);
+template <class T, int Width>
+using held_vector_t = std::conditional_t<held_as_words_v<T, Width>,
+                                         vector_of<std::uint32_t, (Width + 1) / 2>,
+                                         vector_of<T, Width>>;
+
+/// The lanes of a held vector of T in compute type: a bf16 pair widened by a shift and a mask
+/// (one instruction each), an fp16 pair by two conversions that read the word's halves.
+template <class T, int Width>
+CUACT_HOST_DEVICE vector_of<compute_t<T>, Width> lanes_of(const held_vector_t<T, Width>& held) {
   vector_of<compute_t<T>, Width> result;
-  CUACT_UNROLL
-  for (int j = 0; j < Width; ++j) result.elements[j] = to_compute(loaded.elements[j]);
+  if constexpr (held_as_words_v<T, Width>) {
+    CUACT_UNROLL
+    for (int w = 0; w < Width / 2; ++w) {
+      const std::uint32_t word = held.elements[w];
+      if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+        result.elements[2 * w] = float_from_bits(word << 16);  // little endian: lane 2w is low
+        result.elements[2 * w + 1] = float_from_bits(word & 0xffff0000u);
+      } else {
+        __half2 pair;
+        std::memcpy(&pair, &word, sizeof pair);
+        result.elements[2 * w] = __low2float(pair);
+        result.elements[2 * w + 1] = __high2float(pair);
+      }
+    }
+  } else {
+    CUACT_UNROLL
+    for (int j = 0; j < Width; ++j) result.elements[j] = to_compute(held.elements[j]);
+  }
   return result;
+}
+
+/// op applied to lane j of the inputs' compute-type lanes (first + j is its index).
+#pragma nv_exec_check_disable
+template <class Op, class Lanes, std::size_t... I>
+CUACT_HOST_DEVICE auto compute_value(const Op& op, std::size_t first, const Lanes& lanes,
+                                     std::index_sequence<I...>, int j) {
+  if constexpr (takes_element_index_v<Op>) {
+    return op(first + j, cuda::std::get<I>(lanes).elements[j]...);
+  } else {
+    return op(cuda::std::get<I>(lanes).elements[j]...);
+  }
 }
 
 /// Output `O` of each element (the value itself for a single-output op).
@@ -217,16 +259,18 @@ CUACT_HOST_DEVICE void compute_and_store(
   static_assert(!takes_vector_index_v<Op> || takes_element_index_v<Op>,
                 "cuact: an op taking the vector index is called per element for the scalar head "
                 "and tail too: declare takes_element_index as well");
-  using value_t = decltype(compute_value(params.op, first, loaded, std::index_sequence<I...>{}, 0));
+  const cuda::std::tuple<vector_of<compute_t<In>, Width>...> lanes{
+      lanes_of<In, Width>(cuda::std::get<I>(loaded))...};
+  using value_t = decltype(compute_value(params.op, first, lanes, std::index_sequence<I...>{}, 0));
   value_t values[Width];
   if constexpr (Width > 1 && takes_vector_index_v<Op>) {
-    const auto lanes = params.op.apply_vector(state, to_compute(cuda::std::get<I>(loaded))...);
+    const auto results = params.op.apply_vector(state, cuda::std::get<I>(lanes)...);
     CUACT_UNROLL
-    for (int j = 0; j < Width; ++j) values[j] = lanes.elements[j];
+    for (int j = 0; j < Width; ++j) values[j] = results.elements[j];
   } else {
     CUACT_UNROLL
     for (int j = 0; j < Width; ++j) {
-      values[j] = compute_value(params.op, first, loaded, std::index_sequence<I...>{}, j);
+      values[j] = compute_value(params.op, first, lanes, std::index_sequence<I...>{}, j);
     }
   }
   cuda::std::tuple<vector_of<Out, Width>...> results;
@@ -245,11 +289,11 @@ CUACT_HOST_DEVICE void compute_and_store(
 #pragma nv_exec_check_disable
 template <int Width, class Op, int VecWidth, class... Out, class... In, class Access,
           std::size_t... I>
-CUACT_HOST_DEVICE cuda::std::tuple<vector_of<In, Width>...> load_inputs(
+CUACT_HOST_DEVICE cuda::std::tuple<held_vector_t<In, Width>...> load_inputs(
     const elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>& params,
     std::size_t first, const Access& access, std::index_sequence<I...>) {
-  return {access.load(
-      reinterpret_cast<const vector_of<In, Width>*>(cuda::std::get<I>(params.inputs) + first))...};
+  return {access.load(reinterpret_cast<const held_vector_t<In, Width>*>(
+      cuda::std::get<I>(params.inputs) + first))...};
 }
 
 /// The per-thread body: thread `thread` of `num_threads` handles vectors thread,
@@ -269,7 +313,7 @@ CUACT_HOST_DEVICE void elementwise_thread(
   const int k = params.effective_vectors_per_thread();
   const std::size_t step = num_threads * static_cast<std::size_t>(k);
   for (std::size_t base = thread; base < params.vectors; base += step) {
-    cuda::std::tuple<vector_of<In, VecWidth>...> loaded[max_k];
+    cuda::std::tuple<held_vector_t<In, VecWidth>...> loaded[max_k];
     decltype(load_vector_state<VecWidth>(params.op, 0)) states[max_k] = {};  // {}: GCC warns
     CUACT_UNROLL
     for (int u = 0; u < max_k; ++u) {
