@@ -160,12 +160,12 @@ CUACT_HOST_DEVICE float float_from_bits(std::uint32_t bits) {
 /// lane by lane costs three instructions per element instead of one, where 16-bit math is
 /// instruction-bound on H200.
 template <class T, int Width>
-inline constexpr bool held_as_words_v =
-    Width % 2 == 0 && (std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>);
+inline constexpr bool held_as_words_v = Width % 2 == 0 && (std::is_same_v<T, __nv_bfloat16> ||
+                                                           std::is_same_v<T, __half>);
 template <class T, int Width>
-using held_vector_t = std::conditional_t<held_as_words_v<T, Width>,
-                                         vector_of<std::uint32_t, (Width + 1) / 2>,
-                                         vector_of<T, Width>>;
+using held_vector_t =
+    std::conditional_t<held_as_words_v<T, Width>, vector_of<std::uint32_t, (Width + 1) / 2>,
+                       vector_of<T, Width>>;
 
 /// The lanes of a held vector of T in compute type: a bf16 pair widened by a shift and a mask
 /// (one instruction each), an fp16 pair by two conversions that read the word's halves.
@@ -180,8 +180,9 @@ CUACT_HOST_DEVICE vector_of<compute_t<T>, Width> lanes_of(const held_vector_t<T,
         result.elements[2 * w] = float_from_bits(word << 16);  // little endian: lane 2w is low
         result.elements[2 * w + 1] = float_from_bits(word & 0xffff0000u);
       } else {
-        __half2 pair;
-        std::memcpy(&pair, &word, sizeof pair);
+        __half2_raw raw;  // trivially copyable, unlike __half2
+        std::memcpy(&raw, &word, sizeof raw);
+        const __half2 pair(raw);
         result.elements[2 * w] = __low2float(pair);
         result.elements[2 * w + 1] = __high2float(pair);
       }
