@@ -337,6 +337,14 @@ CUACT_HOST_DEVICE float mul_exp_bounded(float m, float v) {
   return (m * exp2_approx_ftz(t) * exp2_plus_64_of_rounded(jm)) * 0x1p-64f;
 }
 
+/// c x^n + next x^(n-1) + ... by Horner's rule in fmas, the coefficients from the highest degree
+/// down, as the fitted tables are written.
+CUACT_HOST_DEVICE float horner(float, float c) { return c; }
+template <class... Rest>
+CUACT_HOST_DEVICE float horner(float x, float c, float next, Rest... rest) {
+  return horner(x, fmaf(c, x, next), rest...);
+}
+
 /// erfcx(a) = exp(a^2) erfc(a) for a in [0, 10.6] (larger a is not in range: callers clamp), in
 /// float: the Shepherd-Laframboise form (Math. Comp. 36, 1981) (1 + 2a) erfcx(a) = 1 + p(q),
 /// q = (a - 2) / (a + 2) in [-1, 0.6825], with p a degree-10 polynomial (Chebyshev interpolant,
@@ -349,17 +357,9 @@ CUACT_HOST_DEVICE split<float> erfcx_bounded(float a) {
   float q = (a - 2.0f) * r;
   const float e = fmaf(q, -a, fmaf(q + 1.0f, -2.0f, a));  // (a - 2) - q (a + 2)
   q = fmaf(r, e, q);
-  float p = 0x1.d7a11cp-16f;
-  p = fmaf(p, q, -0x1.79384cp-12f);
-  p = fmaf(p, q, -0x1.479a90p-10f);
-  p = fmaf(p, q, 0x1.4d408ep-10f);
-  p = fmaf(p, q, 0x1.1af2e2p-7f);
-  p = fmaf(p, q, -0x1.079df8p-7f);
-  p = fmaf(p, q, -0x1.bc0a92p-5f);
-  p = fmaf(p, q, 0x1.4ffb36p-3f);
-  p = fmaf(p, q, -0x1.54084ap-3f);
-  p = fmaf(p, q, -0x1.7bf602p-4f);
-  p = fmaf(p, q, 0x1.1ba03ap-2f);
+  const float p = horner(q, 0x1.d7a11cp-16f, -0x1.79384cp-12f, -0x1.479a90p-10f, 0x1.4d408ep-10f,
+                         0x1.1af2e2p-7f, -0x1.079df8p-7f, -0x1.bc0a92p-5f, 0x1.4ffb36p-3f,
+                         -0x1.54084ap-3f, -0x1.7bf602p-4f, 0x1.1ba03ap-2f);
   // (1 + p) / (1 + 2a), the residual against the exact divisor 1 + 2a
   const float d = rcp_approx_ftz(fmaf(2.0f, a, 1.0f));
   const float y = fmaf(p, d, d);
