@@ -6,9 +6,11 @@
 // model's shapes; validation's overlap rules. Every activation of the op table: cpu_grid_table.cu.
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <limits>
 #include <set>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "catch.hpp"
@@ -98,6 +100,28 @@ void relu_matrix(tally& total) {
 }
 
 }  // namespace
+
+// The engine holds 16-bit inputs as the 32-bit words they were loaded in and widens the pairs
+// itself (detail::lanes_of): every bit pattern, in both halves of a word, must widen exactly as
+// the per-element conversion (NaN payloads, -0, subnormals and infinities included).
+TEMPLATE_TEST_CASE("engine: 16-bit lanes widened from words equal the per-element conversion",
+                   "[cpu][engine]", __half, __nv_bfloat16) {
+  using T = TestType;
+  using cuact::detail::held_vector_t;
+  static_assert(std::is_same_v<held_vector_t<T, 8>, cuact::detail::vector_of<std::uint32_t, 4>>);
+  static_assert(std::is_same_v<held_vector_t<T, 1>, cuact::detail::vector_of<T, 1>>);
+  for (std::uint32_t low = 0; low < (1u << 16); ++low) {
+    const std::uint32_t high = (low * 40503u + 12345u) & 0xffffu;  // a bijection: all values
+    const held_vector_t<T, 2> held{{low | (high << 16)}};
+    const auto lanes = cuact::detail::lanes_of<T, 2>(held);
+    const float expected_low =
+        cuact::detail::to_compute(from_bits<T>(static_cast<std::uint16_t>(low)));
+    const float expected_high =
+        cuact::detail::to_compute(from_bits<T>(static_cast<std::uint16_t>(high)));
+    REQUIRE(bits_of(lanes.elements[0]) == bits_of(expected_low));  // bit for bit, NaNs too
+    REQUIRE(bits_of(lanes.elements[1]) == bits_of(expected_high));
+  }
+}
 
 TEMPLATE_TEST_CASE("grid simulation: every width x vectors per thread x offset x size x grid",
                    "[cpu][grid]", CUACT_TEST_DTYPES) {
