@@ -666,7 +666,7 @@ struct mish {
   };
   /// The half_parts of x (NaN gives u = exp(20): x makes the NaN; -inf gives u = 0).
   CUACT_HOST_DEVICE static half_parts half_parts_of(float x) {
-    const float us = detail::exp2_approx_ftz(fmaf(fminf(x, 20.0f), 1.44269504088896341f, 64.0f));
+    const float us = detail::exp_raised(fminf(x, 20.0f));
     const float u2 = fmaf(us, 0x1p-64f, 2.0f);
     const float ns = us * u2;
     return {us, u2, ns, detail::rcp_approx_ftz(fmaf(ns, 0x1p-64f, 2.0f))};

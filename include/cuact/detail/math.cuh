@@ -144,22 +144,22 @@ CUACT_HOST_DEVICE double exp_nonpositive(double x) { return ::exp(x); }
 template <class R>
 inline constexpr bool rounds_to_16_bits_v = R::storage_bits <= 16;
 
-/// 2^64 exp(x) for x <= 0 (16-bit results): one fma and `ex2.approx.ftz`, normal down to
-/// x = -131, below which every 16-bit result that scales it is 0. The fma's rounding error (x log2 e
+/// 2^64 exp(x) for x <= 20 (16-bit results): one fma and `ex2.approx.ftz`, normal down to
+/// x = -131, below which every 16-bit result that scales it is 0 (and at most 2^93 above). The fma's rounding error (x log2 e
 /// + 64 is below 88 in magnitude where a result can be nonzero) stays below 2^-17 relative, so the
 /// rounded 16-bit result is within 1 ulp of the correctly rounded one. Scaled by 2^-64 last, a
 /// subnormal value keeps the bits a bf16 result needs (down to 2^-133) without the non-ftz
 /// `ex2.approx`'s range fix-up (three more instructions per exp; 16-bit math is instruction-bound
 /// on H200).
-CUACT_HOST_DEVICE float exp_nonpositive_raised(float x) {
+CUACT_HOST_DEVICE float exp_raised(float x) {
   return exp2_approx_ftz(fmaf(x, 1.44269504088896341f, 64.0f));
 }
 
-/// exp(x) for x <= 0 at accuracy R. For 16-bit results: exp_nonpositive_raised(x) 2^-64.
+/// exp(x) for x <= 0 at accuracy R. For 16-bit results: exp_raised(x) 2^-64.
 template <class R, class C>
 CUACT_HOST_DEVICE C exp_nonpositive(C x, R) {
   if constexpr (rounds_to_16_bits_v<R> && sizeof(C) == 4) {
-    return exp_nonpositive_raised(x) * 0x1p-64f;
+    return exp_raised(x) * 0x1p-64f;
   } else {
     return exp_nonpositive(x);
   }
@@ -170,7 +170,7 @@ CUACT_HOST_DEVICE C exp_nonpositive(C x, R) {
 template <class R, class C>
 CUACT_HOST_DEVICE C mul_exp_nonpositive(C m, C v, R) {
   if constexpr (rounds_to_16_bits_v<R> && sizeof(C) == 4) {
-    return (m * exp_nonpositive_raised(v)) * 0x1p-64f;
+    return (m * exp_raised(v)) * 0x1p-64f;
   } else {
     return mul_exp_nonpositive(m, v);
   }

@@ -4,11 +4,11 @@
 /// per-thread body that also runs on the host (the CPU tests simulate grids with it).
 #pragma once
 
+#include <cuda/std/bit>
 #include <cuda/std/tuple>
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 #include <utility>
 
@@ -143,17 +143,6 @@ struct elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>> {
   }
 };
 
-/// The bits of a float (host and device; the host path of the kernel body runs in the CPU tests).
-CUACT_HOST_DEVICE float float_from_bits(std::uint32_t bits) {
-#ifdef __CUDA_ARCH__
-  return __uint_as_float(bits);
-#else
-  float value;
-  std::memcpy(&value, &bits, sizeof value);
-  return value;
-#endif
-}
-
 /// How a vector of `Width` T is held from its load to its conversion: 16-bit lanes as the 32-bit
 /// words that hold them in pairs. Held as 16-bit values, a vector is split into 16-bit registers
 /// (PRMT) at the load and merged back before any arithmetic on the words, and the bf16 widening
@@ -177,12 +166,11 @@ CUACT_HOST_DEVICE vector_of<compute_t<T>, Width> lanes_of(const held_vector_t<T,
     for (int w = 0; w < Width / 2; ++w) {
       const std::uint32_t word = held.elements[w];
       if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-        result.elements[2 * w] = float_from_bits(word << 16);  // little endian: lane 2w is low
-        result.elements[2 * w + 1] = float_from_bits(word & 0xffff0000u);
+        result.elements[2 * w] = cuda::std::bit_cast<float>(word << 16);  // lane 2w is low
+        result.elements[2 * w + 1] = cuda::std::bit_cast<float>(word & 0xffff0000u);
       } else {
-        __half2_raw raw;  // trivially copyable, unlike __half2
-        std::memcpy(&raw, &word, sizeof raw);
-        const __half2 pair(raw);
+        const __half2 pair(
+            cuda::std::bit_cast<__half2_raw>(word));  // __half2_raw: trivially copyable
         result.elements[2 * w] = __low2float(pair);
         result.elements[2 * w + 1] = __high2float(pair);
       }
