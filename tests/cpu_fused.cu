@@ -211,22 +211,25 @@ TEST_CASE("fused: cast and quantize ops against float64", "[cpu][fused]") {
 
 namespace {
 
-/// The rows kernel's loop, on the host: block row y of grid_y runs rows y, y + grid_y, ..., each
-/// with every thread of the x decomposition. One access log per row, holding that row's slices:
-/// so every slice must be read (or written) exactly once per row.
+/// The rows kernel on the host: block row y of grid_y walks rows y, y + grid_y, ... with every
+/// thread of the x decomposition (rows_thread(p, y, grid_y, t, threads)). One access log per
+/// block row, holding the slices of its rows (`regions(log, row)` registers them and returns their
+/// indices) and whatever `regions` adds once (a broadcast bias): every slice must be read (or
+/// written) exactly once, and no other row touched; `check(log, indices)` runs per row.
 template <class RowsParams, class Regions, class Check>
 void simulate_rows(const RowsParams& p, std::size_t grid_y, std::size_t threads, Regions&& regions,
                    Check&& check) {
   for (std::size_t y = 0; y < grid_y; ++y) {
+    access_log log;
+    std::vector<std::vector<std::size_t>> rows_regions;
     for (std::size_t row = y; row < p.rows; row += grid_y) {
-      access_log log;
-      regions(log, row);
-      for (std::size_t t = 0; t < threads; ++t) {
-        log.set_thread(static_cast<std::int64_t>(t));
-        cuact::detail::rows_thread(p, row, t, threads, recording_access{&log});
-      }
-      check(log, row);
+      rows_regions.push_back(regions(log, row));
     }
+    for (std::size_t t = 0; t < threads; ++t) {
+      log.set_thread(static_cast<std::int64_t>(t));
+      cuact::detail::rows_thread(p, y, grid_y, t, threads, recording_access{&log});
+    }
+    for (const std::vector<std::size_t>& ids : rows_regions) check(log, ids);
   }
 }
 
@@ -258,7 +261,7 @@ TEMPLATE_TEST_CASE("fused: packed GLU and bias rows under simulated grids", "[cp
             for (std::size_t i = 0; i < rows * 2 * cols; ++i) ab.get()[i] = hash_value<T>(7, i);
             const std::size_t a_at = half == cuact::gate_half::first ? 0 : cols, b_at = cols - a_at;
             const cuact::gated_op<cuact::silu, U> op{{}, {}};
-            const auto p = cuact::detail::make_rows_params<V>(
+            auto p = cuact::detail::make_rows_params<V>(
                 op, cuact::outputs(out.get()), {cols}, rows, cols,
                 cuact::inputs<T, T>(ab.get() + a_at, ab.get() + b_at), {2 * cols, 2 * cols});
             const bool co_aligned = offset_in == offset_out && (2 * cols) % V == 0 && cols % V == 0;
@@ -267,30 +270,33 @@ TEMPLATE_TEST_CASE("fused: packed GLU and bias rows under simulated grids", "[cp
             if (co_aligned && cols >= 2 * V) CHECK(p.row.vectors > 0);
             for (std::size_t threads : thread_counts(cols, V)) {
               for (std::size_t grid_y : {std::size_t(1), std::size_t(2), rows}) {
-                std::fill(out.get(), out.get() + rows * cols, from_bits<U>(0x7f));
-                std::size_t ra = 0, rb = 0, ro = 0;
-                simulate_rows(
-                    p, grid_y, threads,
-                    [&](access_log& log, std::size_t r) {
-                      ra = log.add_region(ab.get() + r * 2 * cols + a_at, cols * sizeof(T));
-                      rb = log.add_region(ab.get() + r * 2 * cols + b_at, cols * sizeof(T));
-                      ro = log.add_region(out.get() + r * cols, cols * sizeof(U));
-                    },
-                    [&](access_log& log, std::size_t) {
-                      INFO((log.errors().empty() ? std::string() : log.errors().front()));
-                      REQUIRE(log.errors().empty());
-                      REQUIRE(log.each_byte(ra, 1, 0));
-                      REQUIRE(log.each_byte(rb, 1, 0));
-                      REQUIRE(log.each_byte(ro, 0, 1));
-                    });
-                REQUIRE(out.intact());
-                REQUIRE(ab.intact());
-                for (std::size_t r = 0; r < rows; ++r) {
-                  for (std::size_t c = 0; c < cols; ++c) {
-                    const T* row = ab.get() + r * 2 * cols;
-                    const U want =
-                        from_compute<U>(op(to_compute(row[a_at + c]), to_compute(row[b_at + c])));
-                    REQUIRE(same_result(out.get()[r * cols + c], want));
+                for (unsigned k : {1u, 2u, 3u}) {  // vectors per thread along the row; 3: clamped
+                  p.row.vectors_per_thread = k;
+                  std::fill(out.get(), out.get() + rows * cols, from_bits<U>(0x7f));
+                  simulate_rows(
+                      p, grid_y, threads,
+                      [&](access_log& log, std::size_t r) {
+                        return std::vector<std::size_t>{
+                            log.add_region(ab.get() + r * 2 * cols + a_at, cols * sizeof(T)),
+                            log.add_region(ab.get() + r * 2 * cols + b_at, cols * sizeof(T)),
+                            log.add_region(out.get() + r * cols, cols * sizeof(U))};
+                      },
+                      [&](access_log& log, const std::vector<std::size_t>& ids) {
+                        INFO((log.errors().empty() ? std::string() : log.errors().front()));
+                        REQUIRE(log.errors().empty());
+                        REQUIRE(log.each_byte(ids[0], 1, 0));
+                        REQUIRE(log.each_byte(ids[1], 1, 0));
+                        REQUIRE(log.each_byte(ids[2], 0, 1));
+                      });
+                  REQUIRE(out.intact());
+                  REQUIRE(ab.intact());
+                  for (std::size_t r = 0; r < rows; ++r) {
+                    for (std::size_t c = 0; c < cols; ++c) {
+                      const T* row = ab.get() + r * 2 * cols;
+                      const U want =
+                          from_compute<U>(op(to_compute(row[a_at + c]), to_compute(row[b_at + c])));
+                      REQUIRE(same_result(out.get()[r * cols + c], want));
+                    }
                   }
                 }
               }
@@ -309,27 +315,29 @@ TEMPLATE_TEST_CASE("fused: packed GLU and bias rows under simulated grids", "[cp
                   g, cuact::outputs(dab + a_at, dab + b_at), {pitch, pitch}, rows, cols,
                   cuact::inputs<T, T, T>(x.get() + a_at, x.get() + b_at, dy.get()),
                   {pitch, pitch, cols});
-              std::size_t r_a = 0, r_b = 0, r_dy = 0, r_da = 0, r_db = 0;
               simulate_rows(
                   pb, 2, thread_counts(cols, V)[3],
                   [&](access_log& log, std::size_t r) {
-                    r_a = log.add_region(x.get() + r * pitch + a_at, cols * sizeof(T));
-                    r_b = log.add_region(x.get() + r * pitch + b_at, cols * sizeof(T));
-                    r_dy = log.add_region(dy.get() + r * cols, cols * sizeof(T));
-                    r_da =
+                    const std::size_t r_a =
+                        log.add_region(x.get() + r * pitch + a_at, cols * sizeof(T));
+                    const std::size_t r_b =
+                        log.add_region(x.get() + r * pitch + b_at, cols * sizeof(T));
+                    const std::size_t r_dy = log.add_region(dy.get() + r * cols, cols * sizeof(T));
+                    const std::size_t r_da =
                         in_place ? r_a : log.add_region(dab + r * pitch + a_at, cols * sizeof(T));
-                    r_db =
+                    const std::size_t r_db =
                         in_place ? r_b : log.add_region(dab + r * pitch + b_at, cols * sizeof(T));
+                    return std::vector<std::size_t>{r_a, r_b, r_dy, r_da, r_db};
                   },
-                  [&](access_log& log, std::size_t) {
+                  [&](access_log& log, const std::vector<std::size_t>& ids) {
                     INFO((log.errors().empty() ? std::string() : log.errors().front()));
                     REQUIRE(log.errors().empty());
-                    REQUIRE(log.each_byte(r_dy, 1, 0));
-                    REQUIRE(log.each_byte(r_a, 1, in_place ? 1 : 0));
-                    REQUIRE(log.each_byte(r_b, 1, in_place ? 1 : 0));
+                    REQUIRE(log.each_byte(ids[2], 1, 0));
+                    REQUIRE(log.each_byte(ids[0], 1, in_place ? 1 : 0));
+                    REQUIRE(log.each_byte(ids[1], 1, in_place ? 1 : 0));
                     if (!in_place) {
-                      REQUIRE(log.each_byte(r_da, 0, 1));
-                      REQUIRE(log.each_byte(r_db, 0, 1));
+                      REQUIRE(log.each_byte(ids[3], 0, 1));
+                      REQUIRE(log.each_byte(ids[4], 0, 1));
                     }
                   });
               REQUIRE(x.intact());
@@ -351,30 +359,37 @@ TEMPLATE_TEST_CASE("fused: packed GLU and bias rows under simulated grids", "[cp
               for (std::size_t i = 0; i < rows * cols; ++i) x.get()[i] = hash_value<T>(10, i);
               for (std::size_t c = 0; c < cols; ++c) bias.get()[c] = hash_value<T>(11, c);
               const cuact::bias_op<cuact::gelu, U> bop{{}, {}};
-              const auto pf = cuact::detail::make_rows_params<V>(
+              auto pf = cuact::detail::make_rows_params<V, cuact::detail::broadcast_input(1)>(
                   bop, cuact::outputs(y.get()), {cols}, rows, cols,
                   cuact::inputs<T, T>(x.get(), bias.get()), {cols, std::size_t(0)});
               if (cols % V != 0 || offset_in != offset_out) CHECK(pf.row.vectors == 0);
-              std::size_t r_x = 0, r_bias = 0, r_y = 0;
-              simulate_rows(
-                  pf, 3, thread_counts(cols, V)[4],
-                  [&](access_log& log, std::size_t r) {
-                    r_x = log.add_region(x.get() + r * cols, cols * sizeof(T));
-                    r_bias = log.add_region(bias.get(), cols * sizeof(T));
-                    r_y = log.add_region(y.get() + r * cols, cols * sizeof(U));
-                  },
-                  [&](access_log& log, std::size_t) {
-                    REQUIRE(log.errors().empty());
-                    REQUIRE(log.each_byte(r_x, 1, 0));
-                    REQUIRE(log.each_byte(r_bias, 1, 0));  // once per row
-                    REQUIRE(log.each_byte(r_y, 0, 1));
-                  });
-              REQUIRE(y.intact());
-              for (std::size_t r = 0; r < rows; ++r) {
-                for (std::size_t c = 0; c < cols; ++c) {
-                  const U want = from_compute<U>(
-                      bop(to_compute(x.get()[r * cols + c]), to_compute(bias.get()[c])));
-                  REQUIRE(same_result(y.get()[r * cols + c], want));
+              for (unsigned in_flight : {1u, 2u}) {
+                pf.rows_in_flight = in_flight;
+                std::fill(y.get(), y.get() + rows * cols, from_bits<U>(0x7f));
+                const std::size_t grid_y = 3;
+                std::size_t r_bias = 0;
+                simulate_rows(
+                    pf, grid_y, thread_counts(cols, V)[4],
+                    [&](access_log& log, std::size_t r) {
+                      // the bias: one region per block row, read once by each column's thread
+                      if (r < grid_y) r_bias = log.add_region(bias.get(), cols * sizeof(T));
+                      return std::vector<std::size_t>{
+                          log.add_region(x.get() + r * cols, cols * sizeof(T)),
+                          log.add_region(y.get() + r * cols, cols * sizeof(U))};
+                    },
+                    [&](access_log& log, const std::vector<std::size_t>& ids) {
+                      REQUIRE(log.errors().empty());
+                      REQUIRE(log.each_byte(ids[0], 1, 0));
+                      REQUIRE(log.each_byte(r_bias, 1, 0));  // once per block row, not per row
+                      REQUIRE(log.each_byte(ids[1], 0, 1));
+                    });
+                REQUIRE(y.intact());
+                for (std::size_t r = 0; r < rows; ++r) {
+                  for (std::size_t c = 0; c < cols; ++c) {
+                    const U want = from_compute<U>(
+                        bop(to_compute(x.get()[r * cols + c]), to_compute(bias.get()[c])));
+                    REQUIRE(same_result(y.get()[r * cols + c], want));
+                  }
                 }
               }
             }
@@ -539,9 +554,15 @@ TEST_CASE("fused: quantize body under simulated grids", "[cpu][fused]") {
 
 TEST_CASE("fused: rows grid", "[cpu][fused]") {
   using cuact::detail::rows_grid_for;
-  auto g = rows_grid_for(4096, 98304, 0, 1, 1, 128);
+  auto g = rows_grid_for(4096, 98304, 0, 1, 1, 128);  // one vector per thread, one row each
   CHECK(g.blocks_x == 768);
   CHECK(g.blocks_y == 4096);
+  g = rows_grid_for(4096, 98304, 0, 2, 2, 128);  // two vectors along the row, two rows each
+  CHECK(g.blocks_x == 384);
+  CHECK(g.blocks_y == 2048);
+  g = rows_grid_for(4096, 98304, 0, 1, 4, 128);  // walking columns: 2 rows in flight x 2 passes
+  CHECK(g.blocks_x == 768);
+  CHECK(g.blocks_y == 1024);
   g = rows_grid_for(1 << 20, 10, 3, 2, 1, 128);
   CHECK(g.blocks_x == 1);
   CHECK(g.blocks_y == 65535);

@@ -377,9 +377,10 @@ cudaError_t bias_forward(Activation act, const T* x, const T* bias, U* out, std:
   const detail::array_arg arrays[] = {detail::array_of(out, n, array_role::output),
                                       detail::array_of(x, n, array_role::input_or_in_place),
                                       detail::array_of(bias, cols, array_role::input)};
-  return detail::run_rows<VecWidth>(bias_op<Activation, U>{{}, act}, outputs(out), {cols}, rows,
-                                    cols, inputs(x, bias), {cols, std::size_t(0)}, arrays, 3,
-                                    stream, detail::declared_cost<Activation>);
+  // bias (input 1) is broadcast: each thread loads it once for all the rows it walks
+  return detail::run_rows<VecWidth, detail::broadcast_input(1)>(
+      bias_op<Activation, U>{{}, act}, outputs(out), {cols}, rows, cols, inputs(x, bias),
+      {cols, std::size_t(0)}, arrays, 3, stream, detail::declared_cost<Activation>);
 }
 
 /// Bytes of workspace bias_backward needs for [rows, cols] of T (partial column sums: one

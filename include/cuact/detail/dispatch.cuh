@@ -117,10 +117,12 @@ cudaError_t run_elementwise(Op op, const output_arrays<Out...>& outputs, std::si
 /// The row-wise sibling of run_elementwise: validates `arrays` (the caller's view of the whole
 /// layout: a packed [rows, 2 * cols] buffer is one array there, two in the kernel), then launches
 /// rows_kernel: for each row r, outputs[m] + r * output_pitch[m] and inputs[k] + r *
-/// input_pitch[k] are one row of cols elements (kernels/rows.cuh). The launch model sees the
-/// whole work (rows x one row's split); its vectors per thread and passes shape the grid
-/// (rows_grid_for).
-template <int VecWidth, class Op, class... Out, class... In>
+/// input_pitch[k] are one row of cols elements, inputs in Broadcast (bit k) the same row for
+/// every r (kernels/rows.cuh). The launch model sees the whole work (rows x one row's split); its
+/// vectors per thread and passes shape the grid (rows_grid_for). Walking columns (broadcast
+/// inputs), it sees the bytes one row's step loads and moves (broadcast inputs come from cache)
+/// and its vectors per thread are the rows a thread loads together.
+template <int VecWidth, unsigned Broadcast = 0, class Op, class... Out, class... In>
 cudaError_t run_rows(Op op, const output_arrays<Out...>& row0_outputs,
                      const std::size_t (&output_pitch)[sizeof...(Out)], std::size_t rows,
                      std::size_t cols, const input_arrays<In...>& row0_inputs,
@@ -134,19 +136,33 @@ cudaError_t run_rows(Op op, const output_arrays<Out...>& row0_outputs,
   if (const cudaError_t status = validate_arrays(arrays, count, device); status != cudaSuccess) {
     return status;
   }
-  auto params =
-      make_rows_params<width>(op, row0_outputs, output_pitch, rows, cols, row0_inputs, input_pitch);
+  auto params = make_rows_params<width, Broadcast>(op, row0_outputs, output_pitch, rows, cols,
+                                                   row0_inputs, input_pitch);
   using params_t = decltype(params);
   launch_shape shape{};
-  if (const cudaError_t status =
-          model_shape(rows_kernel<params_t>, device, hint, params.row, rows, shape);
-      status != cudaSuccess) {
-    return status;
+  if constexpr (params_t::walks_columns) {
+    if (const cudaError_t status = choose_launch_shape(
+            rows_kernel<params_t>, device, hint, params.row.vectors * rows,
+            (params.row.head + params.row.tail) * rows, params_t::row_load_bytes,
+            params_t::bytes_per_element, params_t::max_rows_in_flight, shape);
+        status != cudaSuccess) {
+      return status;
+    }
+    params.rows_in_flight = shape.vectors_per_thread;
+  } else {
+    if (const cudaError_t status =
+            model_shape(rows_kernel<params_t>, device, hint, params.row, rows, shape);
+        status != cudaSuccess) {
+      return status;
+    }
+    params.row.vectors_per_thread = shape.vectors_per_thread;
   }
-  params.row.vectors_per_thread = shape.vectors_per_thread;
-  const rows_grid grid =
-      rows_grid_for(rows, params.row.vectors, params.row.head + params.row.tail,
-                    shape.vectors_per_thread, shape.passes, shape.threads_per_block);
+  // walking columns, the model's vectors per thread are rows in flight
+  const unsigned along_row = params_t::walks_columns ? 1 : shape.vectors_per_thread;
+  const unsigned rows_per_thread =
+      (params_t::walks_columns ? shape.vectors_per_thread : 1) * shape.passes;
+  const rows_grid grid = rows_grid_for(rows, params.row.vectors, params.row.head + params.row.tail,
+                                       along_row, rows_per_thread, shape.threads_per_block);
   return launch_kernel_grid(rows_kernel<params_t>, params, dim3(grid.blocks_x, grid.blocks_y),
                             shape.threads_per_block, stream);
 }

@@ -70,34 +70,62 @@ struct bias_gradient_params {
   Op op;                ///< dx = op(x, bias, dy) on compute-type values
 };
 
+/// Rows of a chunk whose loads stage 1 issues together, by the elementwise engine's rule
+/// (CUACT_MAX_LOAD_BYTES_PER_THREAD over the bytes of one row's x and dy), at most 2: one for 16-byte
+/// vectors, whose two loads already reach the cap (a second row in flight took the bf16 gelu
+/// backward from 48 to 79 registers), two for the scalar columns.
+template <class Held>
+inline constexpr int bias_gradient_rows_in_flight =
+    CUACT_MAX_LOAD_BYTES_PER_THREAD / (2 * sizeof(Held)) >= 2 ? 2 : 1;
+
 /// Columns [c0, c0 + Width) of chunk `chunk`: dx for each row of the chunk in row order, and the
-/// column sums of what was stored.
+/// column sums of what was stored. Loads and stores go through the elementwise engine's pieces
+/// (16-bit lanes held as words, widened by lanes_of; outputs converted in pairs by
+/// convert_vector), and the stored dx is widened back for the sums.
 #pragma nv_exec_check_disable
 template <int Width, class Op, int VecWidth, class T, class Access>
 CUACT_HOST_DEVICE void bias_gradient_columns(const bias_gradient_params<Op, VecWidth, T>& p,
                                              std::size_t chunk, std::size_t c0,
                                              const Access& access) {
   using A = compute_t<T>;
-  using vec = vector_of<T, Width>;
+  using held = held_vector_t<T, Width>;
+  constexpr int in_flight = bias_gradient_rows_in_flight<held>;
   const std::size_t first_row = chunk * p.rows_per_chunk;
   const std::size_t end_row =
       p.rows - first_row < p.rows_per_chunk ? p.rows : first_row + p.rows_per_chunk;
-  const vec bias = access.load(reinterpret_cast<const vec*>(p.bias + c0));
+  const vector_of<A, Width> bias =
+      lanes_of<T, Width>(access.load(reinterpret_cast<const held*>(p.bias + c0)));
   A sum[Width];
   CUACT_UNROLL
   for (int j = 0; j < Width; ++j) sum[j] = A(0);
-  for (std::size_t r = first_row; r < end_row; ++r) {
-    const std::size_t at = r * p.cols + c0;
-    const vec x = access.load(reinterpret_cast<const vec*>(p.x + at));
-    const vec dy = access.load(reinterpret_cast<const vec*>(p.dy + at));
-    vec dx;
+  for (std::size_t r = first_row; r < end_row; r += in_flight) {
+    held x[in_flight];
+    held dy[in_flight];
     CUACT_UNROLL
-    for (int j = 0; j < Width; ++j) {
-      dx.elements[j] = from_compute<T>(p.op(to_compute(x.elements[j]), to_compute(bias.elements[j]),
-                                            to_compute(dy.elements[j])));
-      sum[j] += static_cast<A>(to_compute(dx.elements[j]));
+    for (int u = 0; u < in_flight; ++u) {
+      if (r + u < end_row) {
+        const std::size_t at = (r + u) * p.cols + c0;
+        x[u] = access.load(reinterpret_cast<const held*>(p.x + at));
+        dy[u] = access.load(reinterpret_cast<const held*>(p.dy + at));
+      }
     }
-    access.store(reinterpret_cast<vec*>(p.dx + at), dx);
+    CUACT_UNROLL
+    for (int u = 0; u < in_flight; ++u) {
+      if (r + u < end_row) {
+        const vector_of<A, Width> xs = lanes_of<T, Width>(x[u]);
+        const vector_of<A, Width> dys = lanes_of<T, Width>(dy[u]);
+        A values[Width];
+        CUACT_UNROLL
+        for (int j = 0; j < Width; ++j) {
+          values[j] = p.op(xs.elements[j], bias.elements[j], dys.elements[j]);
+        }
+        const vector_of<T, Width> dx = convert_vector<T>(values);
+        access.store(reinterpret_cast<vector_of<T, Width>*>(p.dx + (r + u) * p.cols + c0), dx);
+        const vector_of<A, Width> stored = lanes_of<T, Width>(cuda::std::bit_cast<held>(dx));
+        CUACT_UNROLL
+        for (int j = 0; j < Width; ++j) sum[j] += stored.elements[j];
+      }
+    }
   }
   CUACT_UNROLL
   for (int j = 0; j < Width; ++j) {
@@ -128,7 +156,7 @@ CUACT_KERNEL void bias_gradient_kernel(const Params params) {
   const std::size_t num_threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   const std::size_t chunks = (params.rows + params.rows_per_chunk - 1) / params.rows_per_chunk;
   for (std::size_t chunk = blockIdx.y; chunk < chunks; chunk += gridDim.y) {
-    bias_gradient_thread(params, chunk, thread, num_threads);
+    bias_gradient_thread(params, chunk, thread, num_threads, vector_store_access{});
   }
 }
 
