@@ -271,8 +271,8 @@ struct amax_op : cost_hint_of<Activation> {
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
     const C y = invoke_forward<rounded_to<Out>>(preferred{}, act, x);
-    const float magnitude = static_cast<float>(y < C(0) ? -y : y);
-    if (magnitude > *amax) *amax = magnitude;  // false for NaN: skipped, as fmaxf does
+    // one FMNMX with |y| as its operand; fmaxf skips a NaN y (as TransformerEngine's amax)
+    *amax = fmaxf(*amax, fabsf(static_cast<float>(y)));
     return y * static_cast<C>(scale);
   }
 };

@@ -24,6 +24,10 @@ inline std::size_t checked_elements(std::size_t rows, std::size_t cols, std::siz
   return per_row == 0 ? 0 : checked_bytes(rows, per_row);
 }
 
+/// Blocks a quantize grid keeps at least when run_quantize shortens it: several waves of any
+/// current GPU (132 SMs x 16 blocks of 128 threads is 2112).
+inline constexpr unsigned quantize_min_blocks = 8192;
+
 /// Validates, zeroes *amax when `reset`, then launches quantize_kernel: out[i] = op(in[i]), the
 /// op (fused.cuh's amax_op) keeping max |act(in[i])|. amax is a float no other array overlaps.
 template <int VecWidth, class Op, class U, class T>
@@ -50,6 +54,13 @@ cudaError_t run_quantize(Op op, U* out, std::size_t n, const T* in, float* amax,
     return status;
   }
   elementwise.vectors_per_thread = shape.vectors_per_thread;
+  // Each block ends in a reduction (two rounds of warp shuffles, a barrier, an atomic): above
+  // quantize_min_blocks, a quarter of the blocks make four times the passes, so that cost is
+  // spread over four times the elements (the grid-stride loop is correct for any grid).
+  if (shape.blocks >= 4 * quantize_min_blocks) {
+    shape.blocks = (shape.blocks + 3) / 4;
+    shape.passes *= 4;
+  }
   if (reset) {
     if (const cudaError_t status = cudaMemsetAsync(amax, 0, sizeof(float), stream);
         status != cudaSuccess) {

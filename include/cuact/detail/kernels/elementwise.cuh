@@ -226,7 +226,7 @@ CUACT_HOST_DEVICE const V& output_value(const V& value) {
   return value;
 }
 
-/// Converts Width compute-type values to a vector of Out. 16-bit outputs convert in pairs
+/// Converts Width compute-type values to a vector of Out. 16-bit and fp8 outputs convert in pairs
 /// (`__floats2bfloat162_rn`: one F2FP instruction for two elements instead of one each plus a
 /// pack; it matters where 16-bit math is instruction-bound).
 template <class Out, class V, int Width, class... Which>
@@ -234,7 +234,21 @@ CUACT_HOST_DEVICE vector_of<Out, Width> convert_vector(const V (&values)[Width],
   vector_of<Out, Width> result;
   constexpr bool paired = Width % 2 == 0 && std::is_same_v<compute_t<Out>, float> &&
                           (std::is_same_v<Out, __nv_bfloat16> || std::is_same_v<Out, __half>);
-  if constexpr (paired) {
+  constexpr bool fp8_paired = Width % 2 == 0 && is_output_only_type_v<Out>;
+  if constexpr (fp8_paired) {
+    // `cvt.rn.satfinite.e4m3x2.f32`: two elements per instruction (from_compute's saturating
+    // conversion, one per element, costs one each plus the byte merge)
+    CUACT_UNROLL
+    for (int j = 0; j < Width; j += 2) {
+      const float a = static_cast<float>(output_value(values[j], which...));
+      const float b = static_cast<float>(output_value(values[j + 1], which...));
+      const __nv_fp8x2_storage_t pair =
+          __nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE,
+                                   std::is_same_v<Out, __nv_fp8_e4m3> ? __NV_E4M3 : __NV_E5M2);
+      result.elements[j].__x = static_cast<__nv_fp8_storage_t>(pair & 0xffu);
+      result.elements[j + 1].__x = static_cast<__nv_fp8_storage_t>(pair >> 8);
+    }
+  } else if constexpr (paired) {
     CUACT_UNROLL
     for (int j = 0; j < Width; j += 2) {
       const float a = static_cast<float>(output_value(values[j], which...));
