@@ -886,23 +886,23 @@ struct gelu {
   /// Float: erfc(a) = erfcx(a) exp(-a^2) with a = |x| / sqrt 2, whose rounding erfcx does not
   /// amplify (its relative slope is below 1.2), and a^2 = x^2 / 2 taken exactly as hi + lo from
   /// x itself for the exp (which would amplify a rounding by 2a^2). h + h_lo = erfcx(a) / 2, with
-  /// exp(-lo) = 1 - lo folded into h_lo for float results; E = exp(-hi). x is clamped to +-14.8
+  /// exp(-lo) = 1 - lo folded into h_lo for float results; E = exp(-hi). |x| is clamped to 14.8
   /// (a <= 10.47, in erfcx's range; E < 2^-157 there, and every result beyond is 0, x or 1).
   struct gaussian_tail {
     ///@{
-    /// xc: x clamped to +-14.8; h + h_lo: erfcx(a) / 2 (see above); s: hi of a^2, so E = exp(-s).
-    float xc, h, h_lo, s;
+    /// ax: |x| clamped to 14.8; h + h_lo: erfcx(a) / 2 (see above); s: hi of a^2, so E = exp(-s).
+    float ax, h, h_lo, s;
     ///@}
   };
   /// The gaussian_tail of x (float results; 16-bit ones take lower_tail_16_of).
   CUACT_HOST_DEVICE static gaussian_tail tail_parts(float x) {
-    const float xc = fminf(fmaxf(x, -14.8f), 14.8f);  // NaN gives 14.8: NaN x decides the result
-    const float a = fabsf(xc) * 0.707106781186547524f;
-    const float xx = xc * xc;
+    const float ax = fminf(fabsf(x), 14.8f);  // NaN gives 14.8: NaN x decides the result
+    const float a = ax * 0.707106781186547524f;
+    const float xx = ax * ax;
     const detail::split<float> e = detail::erfcx_bounded(a);
     const float h = 0.5f * e.hi;
-    const float h_lo = fmaf(h, 0.5f * fmaf(xc, -xc, xx), 0.5f * e.lo);
-    return {xc, h, h_lo, 0.5f * xx};
+    const float h_lo = fmaf(h, 0.5f * fmaf(ax, -ax, xx), 0.5f * e.lo);
+    return {ax, h, h_lo, 0.5f * xx};
   }
   /// m E, |m| <= 16, two ways. exact: rounded once (mul_exp_bounded), subnormal results
   /// included, for the float forward. raised: `ex2.approx`, of the exponent raised by 64 where
@@ -958,11 +958,11 @@ struct gelu {
         const lower_tail_16 t = lower_tail_16_of(x);
         return x * (x <= 0.0f ? t.g : 1.0f - t.g);
       } else {
+        // p = |x| Phi(-|x|); below 0, x * 0 - p: -p, with +0 for +0 (as -0 for -0 and below
+        // -14.8, where p rounds to 0), and NaN for -inf (-inf * 0, as PyTorch), in one fma
         const gaussian_tail g = tail_parts(x);
-        const float p = times_exp<exp_mode::exact>(fmaf(g.xc, g.h, g.xc * g.h_lo), g.s);
-        // x * 0: +-0 keep their sign, below -14.8 x Phi(x) rounds to -0, -inf gives NaN (as
-        // PyTorch)
-        return x <= 0.0f ? (x >= -14.8f && x != 0.0f ? p : x * 0.0f) : x - p;
+        const float p = times_exp<exp_mode::exact>(fmaf(g.ax, g.h, g.ax * g.h_lo), g.s);
+        return x <= 0.0f ? fmaf(x, 0.0f, -p) : x - p;
       }
     } else {
       return x < -37.5 && x >= -1.7976931348623157e308 ? tail(x, false) : x * cdf(x);
@@ -980,10 +980,11 @@ struct gelu {
         const lower_tail_16 t = lower_tail_16_of(x);
         return fmaf(x * float(0x1p-64 * inv_sqrt_2pi), t.e, x <= 0.0f ? t.g : 1.0f - t.g);
       } else {
+        // m E = Phi(-|x|) - |x| phi(x): the result below 0, its complement above
         const gaussian_tail g = tail_parts(x);
-        const float m = fmaf(g.xc, float(inv_sqrt_2pi), x <= 0.0f ? g.h : -g.h);
+        const float m = fmaf(-g.ax, float(inv_sqrt_2pi), g.h);
         const float p = times_exp<exp_mode::raised>(m, g.s);
-        return (x <= 0.0f ? p : 1.0f + p) + (x - x);  // x - x: NaN for +-inf and NaN, else +0
+        return (x <= 0.0f ? p : 1.0f - p) + (x - x);  // x - x: NaN for +-inf and NaN, else +0
       }
     } else {
       const double xc = x < -64 ? -64 : x > 64 ? 64 : x;
