@@ -118,13 +118,7 @@ int64_t bias_gelu_bwd_workspace_bytes(int64_t rows, int64_t cols, bool bf16);
 """
 
 CUDA_SOURCE = r"""
-#include <ATen/ATen.h>
-#include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDAGuard.h>
-
-#include <cuda_bf16.h>
-
-#include <cuact/cuact.cuh>  // fused.cuh: gated_*, bias_*; activations.cuh: silu, gelu
+#include <cuact/torch.cuh>  // cuact.cuh, and the operator library's helpers (cuact::torch_ops)
 
 #include <cstddef>
 #include <cstdint>
@@ -132,14 +126,18 @@ CUDA_SOURCE = r"""
 
 namespace cuact_fused_timing {
 
-template <class T>
-struct type_tag {
-  using type = T;
-};
+// The helpers cuact_torch's operators use: data_of, check_cuda, check_tensor, current_stream.
+using cuact::torch_ops::check_cuda;
+using cuact::torch_ops::check_tensor;
+using cuact::torch_ops::current_stream;
+using cuact::torch_ops::data_of;
+using cuact::torch_ops::type_tag;
 
-// float32 -> float, bfloat16 -> __nv_bfloat16 (cuact's storage types).
+// float32 -> float, bfloat16 -> __nv_bfloat16, contiguous (the dtypes and layout this script
+// times; torch_ops::dispatch_dtype would build every op for float64 and float16 too).
 template <class F>
-void dispatch(const at::Tensor& t, const char* op, F&& f) {
+void dispatch(const at::Tensor& t, const std::string& op, F&& f) {
+  TORCH_CHECK(t.is_contiguous(), op, ": expected a contiguous tensor");
   switch (t.scalar_type()) {
     case at::kFloat:
       f(type_tag<float>{});
@@ -152,36 +150,24 @@ void dispatch(const at::Tensor& t, const char* op, F&& f) {
   }
 }
 
-template <class T>
-T* data(const at::Tensor& t) {
-  return reinterpret_cast<T*>(t.data_ptr());
-}
-
-inline void check_cuda(cudaError_t status, const char* op) {
-  TORCH_CHECK(status == cudaSuccess, op, ": CUDA error: ", cudaGetErrorString(status));
-}
-
-inline void check_tensor(const at::Tensor& t, const char* op, const char* arg) {
-  TORCH_CHECK(t.defined(), op, ": ", arg, " is undefined");
-  TORCH_CHECK(t.is_cuda(), op, ": ", arg, " must be a CUDA tensor, got one on ", t.device());
-  TORCH_CHECK(t.is_contiguous(), op, ": ", arg, " must be contiguous");
-  TORCH_CHECK(t.scalar_type() == at::kFloat || t.scalar_type() == at::kBFloat16, op, ": ", arg,
-              " must be float32 or bfloat16, got ", t.scalar_type());
-}
-
-// Same device and dtype as `first`; same number of elements where `elements` >= 0.
+// A further operand: a contiguous CUDA tensor on `first`'s device, of its dtype, with `elements`
+// elements.
 inline void check_like(const at::Tensor& t, const at::Tensor& first, int64_t elements,
-                       const char* op, const char* arg) {
+                       const std::string& op, const char* arg) {
   check_tensor(t, op, arg);
+  TORCH_CHECK(t.is_contiguous(), op, ": expected a contiguous tensor for ", arg);
   TORCH_CHECK(t.device() == first.device(), op, ": ", arg, " is on another device");
   TORCH_CHECK(t.scalar_type() == first.scalar_type(), op, ": ", arg, " has dtype ",
               t.scalar_type(), ", expected ", first.scalar_type());
-  TORCH_CHECK(elements < 0 || t.numel() == elements, op, ": ", arg, " has ", t.numel(),
-              " elements, expected ", elements);
+  TORCH_CHECK(t.numel() == elements, op, ": ", arg, " has ", t.numel(), " elements, expected ",
+              elements);
 }
 
-// The stream PyTorch is on (as cuact/torch.cuh's current_stream), after the device guard.
-inline cudaStream_t stream() { return at::cuda::getCurrentCUDAStream().stream(); }
+template <class T>
+T* data(const at::Tensor& t) {
+  return data_of<T>(t);
+}
+inline cudaStream_t stream() { return current_stream(); }
 
 }  // namespace cuact_fused_timing
 
