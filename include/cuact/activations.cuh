@@ -983,8 +983,8 @@ struct gelu {
         // m E = Phi(-|x|) - |x| phi(x): the result below 0, its complement above
         const gaussian_tail g = tail_parts(x);
         const float m = fmaf(-g.ax, float(inv_sqrt_2pi), g.h);
-        const float p = times_exp<exp_mode::raised>(m, g.s);
-        return (x <= 0.0f ? p : 1.0f - p) + (x - x);  // x - x: NaN for +-inf and NaN, else +0
+        const float p = times_exp<exp_mode::raised>(x <= 0.0f ? m : -m, g.s);
+        return (x <= 0.0f ? p : 1.0f + p) + (x - x);  // x - x: NaN for +-inf and NaN, else +0
       }
     } else {
       const double xc = x < -64 ? -64 : x > 64 ? 64 : x;
