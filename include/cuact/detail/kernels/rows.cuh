@@ -1,9 +1,11 @@
 /// \file
 /// The row-wise sibling of the elementwise kernel: an operation over a [rows, cols] layout whose
 /// arrays each advance by their own pitch per row, or are broadcast (the same row for every row:
-/// a bias). A thread owns a column vector and walks rows with it, loading several rows before it
-/// computes (as the elementwise body loads several vectors) and the broadcast inputs once; the
-/// loads, conversions, op call and stores are the elementwise engine's (compute_and_store).
+/// a bias). Without broadcast inputs each row runs the 1-D per-thread body, elementwise_thread,
+/// unchanged (the packed gated ops). With them a thread owns a column vector and walks rows with
+/// it, loading several rows before it computes (as the elementwise body loads several vectors)
+/// and the broadcast inputs once; the loads, conversions, op call and stores are the elementwise
+/// engine's (compute_and_store).
 ///
 /// Used by the packed gated activations (a and b are the two halves of one [rows, 2 * cols]
 /// buffer: pitch 2 * cols, column offsets 0 and cols) and bias + activation (bias pitch 0).
