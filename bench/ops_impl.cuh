@@ -285,12 +285,12 @@ void add_relu_mask(std::vector<entry>& out, int row) {
   };
   backward.shape = [](const call_args& a) {
     return modelled_shape<T>(
-        cuact::detail::masked_gradient{static_cast<const std::uint32_t*>(a.mask)},
+        cuact::detail::make_masked_gradient<T>(static_cast<const std::uint32_t*>(a.mask), a.n),
         cuact::detail::cost_hint::light, out_ptr<T>(a.out), a.n, in_ptr<T>(a.in0));
   };
   backward.direct = [](const call_args& a, unsigned block, unsigned k, int passes, cudaStream_t s) {
     return direct_launch<T>(
-        cuact::detail::masked_gradient{static_cast<const std::uint32_t*>(a.mask)},
+        cuact::detail::make_masked_gradient<T>(static_cast<const std::uint32_t*>(a.mask), a.n),
         out_ptr<T>(a.out), a.n, block, k, passes, s, in_ptr<T>(a.in0));
   };
   out.push_back(backward);

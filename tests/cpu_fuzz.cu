@@ -197,8 +197,9 @@ void fuzz_mask_case(std::mt19937_64& rng, tally& total) {
   if (!log.each_byte(mask_region, 0, 1)) r.problems += "mask not written exactly once; ";
   if (!in_array.guards_intact() || !out_array.guards_intact() || !mask_array.guards_intact())
     r.problems += "guards changed; ";
-  for (std::size_t i = 0; i < words * 32; ++i) {
-    const bool bit = (mask[i / 32] >> (i % 32)) & 1u;
+  for (std::size_t i = 0; i < words * 32; ++i) {  // element i's bit; past n, bit i (must be 0)
+    const std::size_t b = i < n ? cuact::relu_mask_bit<T>(i, n) : i;
+    const bool bit = (mask[b / 32] >> (b % 32)) & 1u;
     const bool expected = i < n && to_double(hash_value<T>(l.seed, i)) > 0;
     if (bit != expected && r.bad++ < 4) r.problems += "mask bit " + std::to_string(i) + " wrong; ";
   }

@@ -1,10 +1,13 @@
-// CPU grid simulation of the ReLU mask: the sign-mask forward's per-thread body
+// CPU grid simulation of the ReLU mask: the layout (a permutation of the bits whose bytes a
+// warp reads as whole adjacent vectors); the sign-mask forward's per-thread body
 // (detail::sign_mask_forward_thread) under simulated grids with every access recorded, and the
 // backward's op (dy where the bit is set) through the elementwise body, which must equal relu's
 // backward from x bit for bit; n straddling mask-word edges, misaligned and in-place arrays. The
 // backward's per-vector mask read (takes_vector_index) for every width, vectors per thread and
 // vector start modulo the width, so vectors straddle 8- and 32-element edges, with the mask ending
 // at an inaccessible page where the platform has mmap.
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -68,23 +71,25 @@ class page_end_words {
 template <class T, int W>
 void mask_backward_matrix(tally& total) {
   constexpr int V = resolved_width(W, sizeof(T));
-  using op_t = cuact::detail::masked_gradient;
+  using op_t = cuact::detail::masked_gradient<T>;
   using params_t = decltype(cuact::make_elementwise_params<V>(
-      op_t{nullptr}, static_cast<T*>(nullptr), 0, static_cast<const T*>(nullptr)));
+      cuact::detail::make_masked_gradient<T>(nullptr, 0), static_cast<T*>(nullptr), 0,
+      static_cast<const T*>(nullptr)));
   std::uint64_t seed = 7000 + 100 * static_cast<std::uint64_t>(W);
-  for (std::size_t n :
-       {0, 1, 7, 8, 9, 15, 17, 31, 32, 33, 39, 40, 63, 64, 65, 95, 96, 97, 200, 1000, 4099}) {
+  for (std::size_t n : {0,  1,  7,  8,  9,   15,  17,  31,  32,  33,  39,  40,  63,   64,
+                        65, 95, 96, 97, 200, 255, 256, 257, 300, 511, 512, 520, 1000, 4099}) {
     const std::size_t words = cuact::relu_mask_words(n);
     page_end_words mask(words);
     for (std::size_t w = 0; w < words; ++w) {
       mask.data()[w] = static_cast<std::uint32_t>(mix64(seed ^ mix64(w)));
     }
     if (n % 32 != 0) mask.data()[words - 1] |= ~0u << (n % 32);
-    const op_t op{mask.data()};
+    const op_t op = cuact::detail::make_masked_gradient<T>(mask.data(), n);
     std::size_t wrong = 0;  // the per-element form against the bits
     for (std::size_t i = 0; i < n; ++i) {
       const T dy = hash_value<T>(seed + 1, i);
-      const bool bit = (mask.data()[i / 32] >> (i % 32)) & 1u;
+      const std::size_t b = cuact::relu_mask_bit<T>(i, n);
+      const bool bit = (mask.data()[b / 32] >> (b % 32)) & 1u;
       const T expected = bit ? dy : from_bits<T>(bits_t<T>(0));  // +0, as C(0) stores
       if (!same_result(cuda::std::get<0>(evaluate<T>(op, i, dy)), expected)) ++wrong;
     }
@@ -119,7 +124,8 @@ TEMPLATE_TEST_CASE("relu mask forward and backward under simulated grids", "[cpu
   constexpr int V = 16 / sizeof(T);
   tally total;
   std::uint64_t seed = 900;
-  for (std::size_t n : {0, 1, 2, 7, 8, 9, 31, 32, 33, 63, 64, 65, 95, 1000, 4099}) {
+  for (std::size_t n :
+       {0, 1, 2, 7, 8, 9, 31, 32, 33, 63, 64, 65, 95, 255, 256, 257, 520, 1000, 4099}) {
     for (std::size_t offset : {0, 1, 3, 8}) {
       for (bool in_place : {false, true}) {
         ++seed;
@@ -162,10 +168,12 @@ TEMPLATE_TEST_CASE("relu mask forward and backward under simulated grids", "[cpu
             const T x = hash_value<T>(seed, i);
             const T y = cuda::std::get<0>(evaluate<T>(cuact::forward_op<cuact::relu, T>{}, i, x));
             if (!same_result(out[i], y)) ++bad;
-            if (((mask[i / 32] >> (i % 32)) & 1u) != (to_double(x) > 0 ? 1u : 0u)) ++bad;
+            const std::size_t b = cuact::relu_mask_bit<T>(i, n);
+            if (((mask[b / 32] >> (b % 32)) & 1u) != (to_double(x) > 0 ? 1u : 0u)) ++bad;
           }
           for (std::size_t i = n; i < words * 32; ++i) {
-            if ((mask[i / 32] >> (i % 32)) & 1u) ++bad;  // bits past n are 0
+            if ((mask[i / 32] >> (i % 32)) & 1u)
+              ++bad;  // bits past n (bit i: past the tiles) are 0
           }
           REQUIRE(bad == 0);
         }
@@ -174,7 +182,7 @@ TEMPLATE_TEST_CASE("relu mask forward and backward under simulated grids", "[cpu
         // against relu's backward from x
         std::vector<T> x(n);
         for (std::size_t i = 0; i < n; ++i) x[i] = hash_value<T>(seed, i);
-        const cuact::detail::masked_gradient op{mask};
+        const auto op = cuact::detail::make_masked_gradient<T>(mask, n);
         for (int placement = 0; placement < 3; ++placement) {
           sim_layout l;
           l.n = n;
@@ -182,7 +190,8 @@ TEMPLATE_TEST_CASE("relu mask forward and backward under simulated grids", "[cpu
           l.in_offset[0] = offset;
           l.out_offset[0] = placement == 2 ? offset + 1 : offset;
           l.in_place = placement == 1 ? 0 : -1;
-          elementwise_sim<V, cuact::detail::masked_gradient, type_list<T>, type_list<T>> sim(op, l);
+          elementwise_sim<V, cuact::detail::masked_gradient<T>, type_list<T>, type_list<T>> sim(op,
+                                                                                                l);
           report_case(sim.run(grids_for(sim.params(), placement == 0)),
                       type_name<T>() + " mask backward " + describe_layout(l, 1, 1), total, n);
           std::size_t differ = 0;
@@ -209,4 +218,45 @@ TEMPLATE_TEST_CASE("relu mask backward: a mask read per vector, at every width a
   total.print("mask backward " + type_name<T>());
   CHECK(total.failed_cases == 0);
   CHECK(total.cases > 0);
+}
+
+TEMPLATE_TEST_CASE("relu mask layout: a permutation whose bytes a warp reads as adjacent vectors",
+                   "[cpu][mask]", CUACT_TEST_DTYPES) {
+  using T = TestType;
+  using layout_t = cuact::detail::mask_layout<T>;
+  for (std::size_t n : {0, 1, 255, 256, 257, 511, 512, 700, 1024, 1031}) {
+    CAPTURE(type_name<T>(), n);
+    const layout_t layout(n);
+    CHECK(layout.tiled_end == n / 256 * 256);
+    std::vector<int> hits(n, 0);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t b = cuact::relu_mask_bit<T>(i, n);
+      if (b >= n) {
+        ++wrong;
+        continue;
+      }
+      ++hits[b];
+      if (layout.element_of(b / 8, static_cast<int>(b % 8)) != i) ++wrong;  // the inverse
+      if (i >= layout.tiled_end && b != i) ++wrong;  // past the full tiles: bit i
+      if (i / 256 != b / 256) ++wrong;               // a tile's bits stay in its 32 bytes
+    }
+    CHECK(wrong == 0);
+    CHECK(std::count(hits.begin(), hits.end(), 1) == static_cast<std::ptrdiff_t>(n));
+    // In a full tile, the 32 bytes' c-th runs of `lanes` elements lie side by side: one warp
+    // access of 32 x 16 bytes (what the layout is for).
+    for (std::size_t tile = 0; tile < layout.tiled_end; tile += 256) {
+      for (int c = 0; c < layout_t::chunks; ++c) {
+        for (std::size_t t = 0; t < 32; ++t) {
+          const std::size_t first = layout.element_of(tile / 8 + t, c * layout_t::lanes);
+          CHECK(first ==
+                tile + static_cast<std::size_t>(c) * 32 * layout_t::lanes + t * layout_t::lanes);
+          CHECK(first % layout_t::lanes == 0);
+        }
+      }
+    }
+  }
+  // 16-bit: the layout is the identity (one 16-byte vector per byte)
+  if constexpr (sizeof(T) == 2) CHECK(cuact::relu_mask_bit<T>(300, 1000) == 300);
+  if constexpr (sizeof(T) == 4) CHECK(cuact::relu_mask_bit<T>(130, 1000) == 6);  // byte 0, run 1
 }

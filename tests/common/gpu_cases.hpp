@@ -525,8 +525,8 @@ cudaError_t launch_mask_case(mask_case& c, const T* x, T* out, std::uint32_t* ma
               cuact::detail::mask_bytes(c.n));
   cuact::detail::sign_mask_forward_kernel<<<g.grid, g.block, 0, stream>>>(forward);
   g.n = c.n;
-  return launch_direct<V>(g, cuact::detail::masked_gradient{mask}, cuda::std::tuple<T*>(dx),
-                          cuda::std::tuple<const T*>(dy), stream);
+  return launch_direct<V>(g, cuact::detail::make_masked_gradient<T>(mask, c.n),
+                          cuda::std::tuple<T*>(dx), cuda::std::tuple<const T*>(dy), stream);
 }
 
 template <class T>
@@ -622,11 +622,14 @@ class mask_batch {
       }
     }
     const std::uint32_t* mask = arena_.template host<std::uint32_t>(c.slot[mask_case::mask]);
+    std::vector<std::uint32_t> expected_mask(cuact::relu_mask_words(c.n), 0);
+    for (std::size_t i = 0; i < c.n; ++i) {
+      const std::size_t b = cuact::relu_mask_bit<T>(i, c.n);
+      if (to_double(hash_value<T>(c.seed, i)) > 0)
+        expected_mask[b / 32] |= std::uint32_t(1) << (b % 32);
+    }
     for (std::size_t w = 0; w < cuact::relu_mask_words(c.n); ++w) {
-      std::uint32_t expected = 0;
-      for (std::size_t b = 0; b < 32 && w * 32 + b < c.n; ++b) {
-        if (to_double(hash_value<T>(c.seed, w * 32 + b)) > 0) expected |= std::uint32_t(1) << b;
-      }
+      const std::uint32_t expected = expected_mask[w];
       if (mask[w] != expected && bad++ < 4) {
         problems += "mask word " + std::to_string(w) + " is " + std::to_string(mask[w]) +
                     ", expected " + std::to_string(expected) + "; ";

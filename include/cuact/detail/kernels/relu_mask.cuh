@@ -4,10 +4,13 @@
 /// kernel; it is a kernel of its own because its mask output has one byte per 8 elements, which
 /// the elementwise engine's one-value-per-element outputs cannot express.
 ///
-/// Layout: bit (i % 32) of 32-bit word i / 32 is element i. Each thread writes one mask byte
-/// (8 consecutive elements): every thread's output is its own (no atomics, no warp collectives,
-/// so the body runs on the host too) while each warp still reads 32 consecutive 8-element groups;
-/// a word per thread made each warp access 32 lines 128 bytes apart and measured 0.475 x memcpy.
+/// Each thread writes one mask byte: every thread's output is its own (no atomics, no warp
+/// collectives, so the body runs on the host too). Which 8 elements a byte holds is mask_layout's
+/// choice, made so that a warp's 32 threads read and write whole 16-byte vectors side by side: a
+/// byte of 8 consecutive fp32 elements made each thread's two 16-byte accesses 32 bytes apart
+/// across the warp (half of every sector per instruction), and the fp32 forward ran at 0.883 x
+/// memcpy on H200, 0.970 on H100 (bench/results/<gpu>/headline.txt, 2026-11-23); a word per
+/// thread (32 lines 128 bytes apart) had measured 0.475.
 #pragma once
 
 #include <cstddef>
@@ -28,17 +31,54 @@ CUACT_HOST_DEVICE constexpr std::size_t mask_bytes(std::size_t n) {
   return mask_words(n) * sizeof(std::uint32_t);
 }
 
+/// Where each element's bit sits in the mask of n elements of T: bit b of the mask is bit b % 32
+/// of word b / 32 (little-endian: mask byte g is bits 8 (g % 4).. of word g / 4).
+///
+/// The elements are cut into tiles of 256 (32 mask bytes, one per thread of a warp). In a full
+/// tile, byte t (0..31) holds `chunks` runs of `lanes` consecutive elements (a 16-byte vector
+/// each), run c at element c x 32 x lanes + t x lanes of the tile: bit c x lanes + j is element
+/// tile + c x 32 x lanes + t x lanes + j. So thread t's c-th vector sits beside thread t + 1's, and
+/// each warp access covers 32 consecutive vectors. 16-bit types have lanes = 8, chunks = 1: their
+/// byte t holds elements 8t..8t + 7, and bit b is element b. Past the last full tile (the n % 256
+/// elements left), bit b is element b for every type.
+template <class T>
+struct mask_layout {
+  static constexpr int group = 8;  ///< elements per mask byte
+  /// Elements per 16-byte vector, at most a byte's worth: fp64 2, fp32 4, 16-bit 8.
+  static constexpr int lanes = sizeof(T) * group <= 16 ? group : static_cast<int>(16 / sizeof(T));
+  static constexpr int chunks = group / lanes;  ///< vectors per mask byte
+  static constexpr std::size_t tile = 32 * group;
+  static_assert(lanes >= 1 && group % lanes == 0, "cuact: a mask byte holds whole vectors");
+
+  std::size_t tiled_end;  ///< elements in full tiles: n rounded down to a tile
+
+  CUACT_HOST_DEVICE explicit constexpr mask_layout(std::size_t n) : tiled_end(n / tile * tile) {}
+
+  /// The mask bit of element i.
+  CUACT_HOST_DEVICE constexpr std::size_t bit_of(std::size_t i) const {
+    if (chunks == 1 || i >= tiled_end) return i;
+    const unsigned e = static_cast<unsigned>(i % tile);  // 32-bit arithmetic inside the tile
+    return i - e + (e / lanes % 32 * group + e / (32 * lanes) * lanes + e % lanes);
+  }
+  /// The element of bit `bit` (0..7) of mask byte `byte`; bit_of's inverse.
+  CUACT_HOST_DEVICE constexpr std::size_t element_of(std::size_t byte, int bit) const {
+    const std::size_t linear = byte * group + static_cast<std::size_t>(bit);
+    if (chunks == 1 || linear >= tiled_end) return linear;
+    return byte / 32 * tile + static_cast<std::size_t>(bit / lanes) * (32 * lanes) +
+           byte % 32 * lanes + static_cast<std::size_t>(bit % lanes);
+  }
+};
+
 template <class T, class Activation>
 struct sign_mask_params {
-  static constexpr int group = 8;  ///< elements per mask byte
-  /// Elements per vector access: a group, or 16 bytes of it.
-  static constexpr int width = sizeof(T) * group <= 16 ? group : static_cast<int>(16 / sizeof(T));
+  static constexpr int group = mask_layout<T>::group;
+  static constexpr int width = mask_layout<T>::lanes;  ///< elements per vector access
   static constexpr std::size_t vector_load_bytes = sizeof(T) * group;
   const T* in;
   T* out;
   std::uint32_t* mask;
   std::size_t n;
-  bool vectorized;  ///< in and out are 16-byte aligned, so every 8-element group is too
+  bool vectorized;  ///< in and out are 16-byte aligned, so every vector of a byte is too
   Activation act;
 };
 
@@ -50,31 +90,31 @@ sign_mask_params<T, Activation> make_sign_mask_params(Activation act, const T* i
   return {in, out, mask, n, aligned, act};
 }
 
-/// The per-thread body: thread t of num_threads handles mask bytes t, t + num_threads, ...; byte
-/// g holds the bits of elements [8g, 8g + 8) (little-endian words: byte g of the array is bits
-/// 8(g % 4).. of word g / 4).
+/// The per-thread body: thread t of num_threads handles mask bytes t, t + num_threads, ...,
+/// each byte's elements as mask_layout places them.
 #pragma nv_exec_check_disable
 template <class T, class Activation, class Access = global_memory_access>
 CUACT_HOST_DEVICE void sign_mask_forward_thread(const sign_mask_params<T, Activation>& params,
                                                 std::size_t thread, std::size_t num_threads,
                                                 const Access& access = {}) {
-  using params_t = sign_mask_params<T, Activation>;
-  constexpr int group = params_t::group;
-  constexpr int width = params_t::width;
-  constexpr int chunks = group / width;
+  using layout_t = mask_layout<T>;
+  constexpr int group = layout_t::group;
+  constexpr int width = layout_t::lanes;
+  constexpr int chunks = layout_t::chunks;
   using vector_t = vector_of<T, width>;
   using scalar_t = vector_of<T, 1>;
+  const layout_t layout(params.n);
   auto* const bytes_out = reinterpret_cast<std::uint8_t*>(params.mask);
   const std::size_t bytes = mask_bytes(params.n);
-  const std::size_t full_groups = params.n / group;
+  const std::size_t full_groups = params.n / group;  // bytes whose 8 elements all exist
   for (std::size_t g = thread; g < bytes; g += num_threads) {
-    const std::size_t first = g * group;
     unsigned bits = 0;
     if (params.vectorized && g < full_groups) {
       vector_t values[chunks];  // all loads in flight before the first use
       CUACT_UNROLL
       for (int c = 0; c < chunks; ++c) {
-        values[c] = access.load(reinterpret_cast<const vector_t*>(params.in + first) + c);
+        values[c] = access.load(
+            reinterpret_cast<const vector_t*>(params.in + layout.element_of(g, c * width)));
       }
       CUACT_UNROLL
       for (int c = 0; c < chunks; ++c) {
@@ -84,16 +124,17 @@ CUACT_HOST_DEVICE void sign_mask_forward_thread(const sign_mask_params<T, Activa
           bits |= static_cast<unsigned>(x > 0) << (c * width + j);
           result.elements[j] = from_compute<T>(params.act(x));
         }
-        access.store(reinterpret_cast<vector_t*>(params.out + first) + c, result);
+        access.store(reinterpret_cast<vector_t*>(params.out + layout.element_of(g, c * width)),
+                     result);
       }
     } else {
-      const std::size_t count =
-          first >= params.n ? 0 : (params.n - first < group ? params.n - first : group);
-      for (std::size_t j = 0; j < count; ++j) {
-        const auto x = to_compute(
-            access.load(reinterpret_cast<const scalar_t*>(params.in + first + j)).elements[0]);
-        bits |= static_cast<unsigned>(x > 0) << j;
-        access.store(reinterpret_cast<scalar_t*>(params.out + first + j),
+      for (int b = 0; b < group; ++b) {
+        const std::size_t i = layout.element_of(g, b);
+        if (i >= params.n) continue;  // past n (the last byte only): the bit stays 0
+        const auto x =
+            to_compute(access.load(reinterpret_cast<const scalar_t*>(params.in + i)).elements[0]);
+        bits |= static_cast<unsigned>(x > 0) << b;
+        access.store(reinterpret_cast<scalar_t*>(params.out + i),
                      scalar_t{{from_compute<T>(params.act(x))}});
       }
     }
@@ -107,29 +148,49 @@ CUACT_KERNEL void sign_mask_forward_kernel(const sign_mask_params<T, Activation>
                            static_cast<std::size_t>(gridDim.x) * blockDim.x);
 }
 
-/// The backward's operation on the elementwise engine: dy where the element's bit is set, else 0.
-/// Called per vector (takes_vector_index): one mask load per vector instead of one per element,
-/// issued with the vector's dy load.
+/// The backward's operation on the elementwise engine: dy where the element's bit is set, else 0,
+/// for the mask of n elements of T (mask_layout<T>). Called per vector (takes_vector_index): one
+/// mask load per vector instead of one per element, issued with the vector's dy load.
+template <class T>
 struct masked_gradient {
   static constexpr bool takes_element_index = true;
   static constexpr bool takes_vector_index = true;
   const std::uint32_t* mask;
+  mask_layout<T> layout;
+
+  CUACT_HOST_DEVICE unsigned bit(std::size_t i) const {
+    const std::size_t b = layout.bit_of(i);
+    return (mask[b / 32] >> (b % 32)) & 1u;
+  }
   /// One element (the scalar head and tail).
   template <class C>
   CUACT_HOST_DEVICE C operator()(std::size_t i, C dy) const {
-    return (mask[i / 32] >> (i % 32)) & 1u ? dy : C(0);
+    return bit(i) ? dy : C(0);
   }
   /// The mask bits of the Width elements from `first` (bit j: element first + j), loaded in the
-  /// engine's load phase. `first` may be any index: the bits are in one word, or straddle two
-  /// when the vector crosses a 32-element edge (then the second word holds an element below n, so
-  /// it is inside the mask's mask_words(n) words).
+  /// engine's load phase. `first` may be any index. Past the full tiles the bits are consecutive:
+  /// in one word, or straddling two when the vector crosses a 32-element edge (then the second word
+  /// holds an element below n, so it is inside the mask's mask_words(n) words). In a tile, a
+  /// vector of an aligned array lies in one run of `lanes` bits of one byte (Width <= lanes, both
+  /// powers of two); a misaligned array's vector straddles two runs, read as two pieces.
   template <int Width>
   CUACT_HOST_DEVICE unsigned load_vector(std::size_t first) const {
-    static_assert(Width <= 32, "cuact: a vector's mask bits span at most two words");
-    const std::size_t word = first / 32;
-    const unsigned shift = static_cast<unsigned>(first % 32);
-    unsigned bits = mask[word] >> shift;
-    if (shift + Width > 32) bits |= mask[word + 1] << (32 - shift);  // shift > 0 here
+    using layout_t = mask_layout<T>;
+    static_assert(Width <= layout_t::lanes, "cuact: a vector is at most 16 bytes");
+    if (layout_t::chunks == 1 || first >= layout.tiled_end) {
+      const std::size_t word = first / 32;
+      const unsigned shift = static_cast<unsigned>(first % 32);
+      unsigned bits = mask[word] >> shift;
+      if (shift + Width > 32) bits |= mask[word + 1] << (32 - shift);  // shift > 0 here
+      return bits;
+    }
+    const std::size_t b = layout.bit_of(first);
+    unsigned bits = mask[b / 32] >> (b % 32);
+    const unsigned in_run = layout_t::lanes - static_cast<unsigned>(first % layout_t::lanes);
+    if (in_run < static_cast<unsigned>(Width)) {
+      const std::size_t next = layout.bit_of(first + in_run);
+      bits = (bits & ((1u << in_run) - 1)) | (mask[next / 32] >> (next % 32)) << in_run;
+    }
     return bits;
   }
   /// dy where the vector's bit is set, else 0.
@@ -142,6 +203,12 @@ struct masked_gradient {
     return dx;
   }
 };
+
+/// The backward's operation for the mask of n elements of T.
+template <class T>
+masked_gradient<T> make_masked_gradient(const std::uint32_t* mask, std::size_t n) {
+  return {mask, mask_layout<T>(n)};
+}
 
 }  // namespace detail
 }  // namespace cuact
