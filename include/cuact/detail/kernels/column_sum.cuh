@@ -127,8 +127,15 @@ CUACT_HOST_DEVICE void bias_gradient_columns(const bias_gradient_params<Op, VecW
   // already loads two rows per step, and prefetching halved that.
   load_bias_gradient_rows(p, first_row, end_row, c0, x, dy, access);
   for (std::size_t r = first_row; r < end_row; r += in_flight) {
-    held next_x[in_flight] = {};  // {}: GCC warns of the copy of rows past end_row
+#ifdef __CUDA_ARCH__
+    held next_x[in_flight];  // past end_row: never loaded, copied, never used
+    held next_dy[in_flight];
+#else
+    // zeroed on the host only, for GCC's -Wmaybe-uninitialized: on the device the zeroing took
+    // the registers from 64 to 48 (bf16) and the H200's bias backward from 0.975 to 0.966
+    held next_x[in_flight] = {};
     held next_dy[in_flight] = {};
+#endif
     if (r + in_flight < end_row) {
       load_bias_gradient_rows(p, r + in_flight, end_row, c0, next_x, next_dy, access);
     }
