@@ -584,28 +584,31 @@ struct softplus {
   /// softplus(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
-    const detail::split<C> v = scaled(x, r);
-    C l;
+    C v, tail;
     if constexpr (detail::accurate_float_v<R, C>) {
-      // exp(-|v|) 2^64 with v's low part folded in, log1p by the polynomial (log1pf: ~33
-      // instructions); a subnormal log1p rounds once
-      const detail::scaled_exp e = detail::exp_minus_scaled(fabsf(v.hi));
-      const float es = fmaf(e.es, v.hi < 0.0f ? v.lo : -v.lo, e.es);
-      l = detail::log1p_unit_scaled(es * 0x1p-64f, es) * 0x1p-64f;
+      // exp(-|x| |beta|) with |beta| log2(e) as a float pair in the reduction: x beta is never
+      // rounded before the exp, so it needs no low part (splitting it and folding the low part
+      // back cost 8 of 33 instructions per element); log1p by the polynomial (log1pf: ~33),
+      // scaled back by the float 2^-64 / beta (one division per thread; the IEEE division per
+      // element cost fp32 softplus about 10 instructions of an instruction-bound 56 on H200):
+      // one rounding more than l / beta (none for a power-of-two beta; |beta| up to 2^62, where
+      // the factor is normal), and a subnormal result rounds once. v: PyTorch's float product,
+      // for the switch and the sign.
+      v = x * float(beta);
+      const detail::scaled_exp e = detail::exp_minus_scaled(fabsf(x), detail::exp_rate_of(beta));
+      tail = detail::log1p_unit_scaled(e.e, e.es) * float(0x1p-64 / beta);
     } else {
-      l = detail::log1p_unit(exp_minus_abs(v, r), r);
+      const detail::split<C> s = scaled(x, r);
+      v = s.hi;
+      const C l = detail::log1p_unit(exp_minus_abs(s, r), r);
+      if constexpr (sizeof(C) == 4) {
+        tail = l * float(1.0 / beta);  // 16-bit results: as the float path, without the 2^-64
+      } else {
+        tail = l / C(beta);
+      }
     }
-    C tail;
-    if constexpr (sizeof(C) == 4) {
-      // times the float 1 / beta (one division per thread): one rounding more than l / beta
-      // (none for a power-of-two beta), where the IEEE division per element cost fp32 softplus
-      // about 10 instructions of an instruction-bound 56 on H200
-      tail = l * float(1.0 / beta);
-    } else {
-      tail = l / C(beta);
-    }
-    const C below = (v.hi > C(0) ? x : C(0)) + tail;
-    return v.hi > C(threshold) ? x : below;
+    const C below = (v > C(0) ? x : C(0)) + tail;
+    return v > C(threshold) ? x : below;
   }
   /// softplus'(x).
   template <class C, class R = rounded_to<C>>
@@ -885,9 +888,11 @@ struct gelu {
   }
   /// Float: erfc(a) = erfcx(a) exp(-a^2) with a = |x| / sqrt 2, whose rounding erfcx does not
   /// amplify (its relative slope is below 1.2), and a^2 = x^2 / 2 taken exactly as hi + lo from
-  /// x itself for the exp (which would amplify a rounding by 2a^2). h + h_lo = erfcx(a) / 2, with
-  /// exp(-lo) = 1 - lo folded into h_lo for float results; E = exp(-hi). |x| is clamped to 14.8
+  /// x itself for the exp (which would amplify a rounding by 2a^2). |x| is clamped to 14.8
   /// (a <= 10.47, in erfcx's range; E < 2^-157 there, and every result beyond is 0, x or 1).
+  /// The forward folds lo into the exp's reduction (detail::mul_exp_minus_half_square); the
+  /// derivative takes these parts: h + h_lo = erfcx(a) / 2, with exp(-lo) = 1 - lo folded into
+  /// h_lo, and E = exp(-hi).
   struct gaussian_tail {
     ///@{
     /// ax: |x| clamped to 14.8; h + h_lo: erfcx(a) / 2 (see above); s: hi of a^2, so E = exp(-s).
@@ -904,22 +909,14 @@ struct gelu {
     const float h_lo = fmaf(h, 0.5f * fmaf(ax, -ax, xx), 0.5f * e.lo);
     return {ax, h, h_lo, 0.5f * xx};
   }
-  /// m E, |m| <= 16, two ways. exact: rounded once (mul_exp_bounded), subnormal results
-  /// included, for the float forward. raised: `ex2.approx`, of the exponent raised by 64 where
-  /// E < 2^-92, so E and m E stay normal and only the last scaling rounds into the subnormals (a
-  /// derivative of 1e-45 keeps its sign, which an infinite dy shows), for the float derivative
-  /// (the table's bound on it is absolute, 4 float epsilons).
-  enum class exp_mode { exact, raised };
-  /// m exp(-s), computed as Mode says.
-  template <exp_mode Mode>
+  /// m E = m exp(-s), |m| <= 16, for the float derivative (the table's bound on it is absolute,
+  /// 4 float epsilons): `ex2.approx`, of the exponent raised by 64 where E < 2^-92, so E and m E
+  /// stay normal and only the last scaling rounds into the subnormals (a derivative of 1e-45 keeps
+  /// its sign, which an infinite dy shows).
   CUACT_HOST_DEVICE static float times_exp(float m, float s) {
-    if constexpr (Mode == exp_mode::exact) {
-      return detail::mul_exp_bounded(m, -s);
-    } else {
-      const bool raise = s > 64.0f;
-      return m * detail::exp2_approx(fmaf(s, -1.44269504088896341f, raise ? 64.0f : 0.0f)) *
-             (raise ? 0x1p-64f : 1.0f);
-    }
+    const bool raise = s > 64.0f;
+    return m * detail::exp2_approx(fmaf(s, -1.44269504088896341f, raise ? 64.0f : 0.0f)) *
+           (raise ? 0x1p-64f : 1.0f);
   }
   /// For 16-bit results (an error of 2^-12 suffices): g = Phi(-|x|) = h E and e = 2^64 E, with
   /// h = erfcx(a) / 2, a = |x| / sqrt 2 (erfcx_bounded's form with a degree-6 fit, 2^-16.5, in
@@ -958,11 +955,15 @@ struct gelu {
         const lower_tail_16 t = lower_tail_16_of(x);
         return x * (x <= 0.0f ? t.g : 1.0f - t.g);
       } else {
-        // p = |x| Phi(-|x|); below 0, x * 0 - p: -p, with +0 for +0 (as -0 for -0 and below
-        // -14.8, where p rounds to 0), and NaN for -inf (-inf * 0, as PyTorch), in one fma
-        const gaussian_tail g = tail_parts(x);
-        const float p = times_exp<exp_mode::exact>(fmaf(g.ax, g.h, g.ax * g.h_lo), g.s);
-        return x <= 0.0f ? fmaf(x, 0.0f, -p) : x - p;
+        // p = |x| Phi(-|x|) = |x| erfcx(a) E / 2, the 1/2 in the exp's last scaling (2^-65);
+        // x * (x > 0) - p in one fma: x - p above 0, and below x * 0 - p: -p, with +0 for +0 (as
+        // -0 for -0 and below -14.8, where p rounds to 0), and NaN for -inf (-inf * 0, as
+        // PyTorch). The tail_parts form (h = erfcx / 2 and the x^2 residual as a factor of h)
+        // and a select of the two results cost 50 instructions per element; 45 now.
+        const float ax = fminf(fabsf(x), 14.8f);  // NaN gives 14.8: NaN x decides the result
+        const detail::split<float> e = detail::erfcx_bounded(ax * 0.707106781186547524f);
+        const float p = detail::mul_exp_minus_half_square(fmaf(ax, e.hi, ax * e.lo), ax, 0x1p-65f);
+        return fmaf(x, x > 0.0f ? 1.0f : 0.0f, -p);
       }
     } else {
       return x < -37.5 && x >= -1.7976931348623157e308 ? tail(x, false) : x * cdf(x);
@@ -983,7 +984,7 @@ struct gelu {
         // m E = Phi(-|x|) - |x| phi(x): the result below 0, its complement above
         const gaussian_tail g = tail_parts(x);
         const float m = fmaf(-g.ax, float(inv_sqrt_2pi), g.h);
-        const float p = times_exp<exp_mode::raised>(x <= 0.0f ? m : -m, g.s);
+        const float p = times_exp(x <= 0.0f ? m : -m, g.s);
         return (x <= 0.0f ? p : 1.0f + p) + (x - x);  // x - x: NaN for +-inf and NaN, else +0
       }
     } else {
@@ -1036,14 +1037,19 @@ struct gelu_tanh {
     return u < 0 ? detail::split<double>{2 * u, 2 * u_lo}
                  : detail::split<double>{-2 * u, -2 * u_lo};
   }
-  /// Float: e = exp(-2|u|) and 1 / (1 + e), from a = min(|x|, 30) (u is odd). 2|u| log2(e) =
-  /// z + z_lo = a (c1 + c3 a^2) in float-float with log2(e) folded into the constants (float
-  /// pairs, 2^-48), so the reduction for `ex2.approx` is z's own integer part: j + t = -z - z_lo
-  /// (z - j is exact), about 2^-44 relative. Below 0 the exp amplifies u's error by 2|u| (up to
-  /// 104 before the result underflows), hence the pair; branch-free, as both signs share it.
+  /// Float: e = exp(-2|u|) and 1 / (1 + e), from a = min(|x|, 11.5) (u is odd; beyond 11.5,
+  /// e < 2^-183: x e q is 0 and q is 1). 2|u| log2(e) = a w, w = c1 + c3 a^2, with log2(e) folded
+  /// into the constants (float pairs, 2^-45) and w as w + w_lo in float-float, so the reduction
+  /// for `ex2.approx` is j = -round(a w) and t = -a (w + w_lo) - j from fmas whose products are
+  /// exact, about 2^-44 relative. Below 0 the exp amplifies u's error by 2|u| (up to 104 before
+  /// the result underflows), hence the pair; branch-free, as both signs share it. c1's high part
+  /// is a multiple of 2^-20, so c1 + c3 a^2 (below 16) is Fast2Sum-exact in either order (no
+  /// max/min), and a w <= 183 keeps 2^(j + 64) normal without a clamp of its own; t takes |x|
+  /// itself, so +-inf give t = -inf, e = 0, and NaN gives NaN. (The forward took 38 instructions
+  /// per element with a = min(|x|, 30), ordered sums and j clamped at 190; 31 now.)
   struct float_parts {
     ///@{
-    /// a = min(|x|, 30), s = a^2, e = exp(-2|u|) (es = e 2^64, see detail::exp_minus_scaled)
+    /// a = min(|x|, 11.5), s = a^2, e = exp(-2|u|) (es = e 2^64, see detail::exp_minus_scaled)
     /// and q = 1 / (1 + e).
     float a, s, e, es, q;
     ///@}
@@ -1052,21 +1058,18 @@ struct gelu_tanh {
   CUACT_HOST_DEVICE static float_parts float_parts_of(float x) {
     constexpr double log2e = 1.44269504088896340736;
     constexpr double c1 = 2 * beta_hi * log2e, c3 = 2 * beta_hi * kappa_hi * log2e;
-    constexpr float c1h = float(c1), c1l = float(c1 - double(c1h));
+    constexpr float c1h = float(static_cast<long long>(c1 * 0x1p20 + 0.5) * 0x1p-20);
+    constexpr float c1l = float(c1 - double(c1h));
     constexpr float c3h = float(c3), c3l = float(c3 - double(c3h));
-    const float a = fminf(fabsf(x), 30.0f);  // NaN gives 30: x * q below makes the NaN
+    const float a = fminf(fabsf(x), 11.5f);  // NaN gives 11.5: t and x * q below make the NaN
     const float s = a * a, s_lo = fmaf(a, a, -s);
     const float p = c3h * s;
-    const float p_lo = fmaf(c3h, s, -p) + fmaf(c3h, s_lo, c3l * s);
-    const float big = fmaxf(p, c1h), small = fminf(p, c1h);  // Fast2Sum on max / min
-    const float w = big + small;
-    const float w_lo = (small - (w - big)) + (p_lo + c1l);
-    const float z = a * w;
-    const float z_lo = fmaf(a, w_lo, fmaf(a, w, -z));
-    // e = 2^-(z + z_lo): j from z clamped at 190 (2^(j + 64) normal); beyond, t < -1000, e = 0
-    const float jm = detail::round_magic - fminf(z, 190.0f);
-    const float j = jm - detail::round_magic;
-    const float t = (-z - j) - z_lo;
+    const float p_lo = fmaf(c3h, s, -p) + fmaf(c3h, s_lo, fmaf(c3l, s, c1l));
+    const float w = c1h + p;
+    const float w_lo = (p - (w - c1h)) + p_lo;
+    const float jm = fmaf(-a, w, detail::round_magic);
+    const float j = jm - detail::round_magic;  // exact, in [-183, 0]
+    const float t = fmaf(-a, w_lo, fmaf(-fabsf(x), w, -j));
     const float es = detail::exp2_approx_ftz(t) * detail::exp2_plus_64_of_rounded(jm);
     const float e = es * 0x1p-64f;
     return {a, s, e, es, detail::reciprocal_one_plus(e, rounded_to<float>{})};

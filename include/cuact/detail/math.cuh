@@ -325,16 +325,23 @@ CUACT_HOST_DEVICE float exp2_plus_64_of_rounded(float jm) {
                                     ((127u + 64u) << 23));
 }
 
-/// m * exp(v) for v in [-110, 0], not NaN (callers clamp), |m| below 2^60: mul_exp_nonpositive
-/// without its clamp and NaN checks, rounded once, subnormal results included. 2^j by the bits of
-/// the rounding constant (exp2_plus_64_of_rounded): m 2^t 2^(j + 64) stays normal (j >= -159), and the
-/// last scaling by 2^-64 rounds a subnormal result once.
-CUACT_HOST_DEVICE float mul_exp_bounded(float m, float v) {
-  const float jm = fmaf(v, 1.44269504088896341f, round_magic);
-  const float j = jm - round_magic;  // exact, in [-159, 0]
-  // log2(e) as a float pair: t within 2^-25 absolute of v log2(e) - j
-  const float t = fmaf(v, 1.925963033500011079e-8f, fmaf(v, 1.44269502162933349609f, -j));
-  return (m * exp2_approx_ftz(t) * exp2_plus_64_of_rounded(jm)) * 0x1p-64f;
+/// m exp(-a^2 / 2) times `last`, a power of two at most 2^-64 (2^-64: m exp(-a^2 / 2) itself), for
+/// a in [0, 14.8] (callers clamp; not NaN) and |m| below 2^60, rounded once, subnormal results
+/// included: a^2 = aa + aa_lo exactly (the fma residual), -a^2 log2(e) / 2 = j + t with log2(e) / 2
+/// as a float pair and aa_lo folded into t (|t| <= 1/2, within 2^-25 absolute), so the exp needs
+/// no correction factor of its own (gelu's forward had exp(-lo) = 1 - lo as a factor of its
+/// erfcx: 3 instructions more). 2^(j + 64) by the bits of the rounding constant (j >= -158).
+CUACT_HOST_DEVICE float mul_exp_minus_half_square(float m, float a, float last = 0x1p-64f) {
+  constexpr float c_hi = 0x1.715476p-1f, c_lo = 0x1.4ae0cp-27f;  // log2(e) / 2
+  const float aa = a * a;
+  const float aa_lo = fmaf(a, a, -aa);
+  const float jm = fmaf(aa, -c_hi, round_magic);
+  const float j = jm - round_magic;  // exact, in [-158, 0]
+  // the two small terms, aa c_lo + aa_lo c_hi = c_hi (aa c_lo / c_hi + aa_lo), summed first: t
+  // rounds twice, within 2^-25
+  const float small = fmaf(aa, c_lo / c_hi, aa_lo);
+  const float t = fmaf(small, -c_hi, fmaf(aa, -c_hi, -j));
+  return (m * exp2_approx_ftz(t) * exp2_plus_64_of_rounded(jm)) * last;
 }
 
 /// c x^n + next x^(n-1) + ... by Horner's rule in fmas, the coefficients from the highest degree
@@ -349,14 +356,17 @@ CUACT_HOST_DEVICE float horner(float x, float c, float next, Rest... rest) {
 /// float: the Shepherd-Laframboise form (Math. Comp. 36, 1981) (1 + 2a) erfcx(a) = 1 + p(q),
 /// q = (a - 2) / (a + 2) in [-1, 0.6825], with p a degree-10 polynomial (Chebyshev interpolant,
 /// relative error below 2^-25.5 with its float coefficients). Both quotients have their residual
-/// taken back (`rcp.approx` suffices: its 2^-22 error comes back squared): erfcx = hi + lo, the
-/// unevaluated sum within about 1 ulp (callers fold lo into their next product). (16-bit results
-/// need less: gelu's lower_tail_16_of.)
+/// taken back (`rcp.approx` suffices: its 2^-22 error comes back squared), the first as the Newton
+/// residual of 1 / (a + 2), with q = 1 - 4 / (a + 2) (one instruction fewer than the residual of
+/// the quotient (a - 2) / (a + 2)): erfcx = hi + lo, the unevaluated sum within about 1 ulp
+/// (callers fold lo into their next product). (16-bit results need less: gelu's
+/// lower_tail_16_of.)
 CUACT_HOST_DEVICE split<float> erfcx_bounded(float a) {
   const float r = rcp_approx_ftz(a + 2.0f);  // a + 2 and 1 + 2a are >= 1: no subnormals
-  float q = (a - 2.0f) * r;
-  const float e = fmaf(q, -a, fmaf(q + 1.0f, -2.0f, a));  // (a - 2) - q (a + 2)
-  q = fmaf(r, e, q);
+  // r + r_lo = 1 / (a + 2): the Newton residual 1 - r (a + 2), exact but for the rounding of
+  // 1 - 2r (none for a <= 2, below 2^-25 above); q = 1 - 4 (r + r_lo), 1 - 4r exact for a <= 6
+  const float r_lo = r * fmaf(-r, a, fmaf(-2.0f, r, 1.0f));
+  const float q = fmaf(-4.0f, r_lo, fmaf(-4.0f, r, 1.0f));
   const float p = horner(q, 0x1.d7a11cp-16f, -0x1.79384cp-12f, -0x1.479a90p-10f, 0x1.4d408ep-10f,
                          0x1.1af2e2p-7f, -0x1.079df8p-7f, -0x1.bc0a92p-5f, 0x1.4ffb36p-3f,
                          -0x1.54084ap-3f, -0x1.7bf602p-4f, 0x1.1ba03ap-2f);
@@ -452,25 +462,47 @@ CUACT_HOST_DEVICE C log1p_unit(C z, R) {
 template <class R, class C>
 inline constexpr bool accurate_float_v = sizeof(C) == 4 && !rounds_to_16_bits_v<R>;
 
-/// exp(-a) for a >= 0 (+inf and NaN included), reduced once and kept scaled for the float
-/// logistic family: es = exp(-a) 2^64 (normal for a <= 120, decaying to +0 beyond, where every
-/// m exp(-a) the activations form rounds to 0), e = es 2^-64 (a subnormal e may lose bits: 1 + e
-/// cannot show them). m exp(-a) is (m es) 2^-64: m es stays normal for |m| in [2^-16, 2^60], so
-/// a subnormal result rounds once (exp(-a) alone would round first: silu(-100) 50 ulp off).
-/// About 9 instructions: 2^j by the bits of the rounding constant (no float-int conversions and
-/// NaN checks), j from a clamped at 120 (2^(j + 64) stays normal), t = -a log2 e - j from a
-/// itself, so a > 120 gives t < 0 and NaN gives NaN, and +inf gives t = -inf, es = +0 (then an
-/// infinite m gives NaN: silu(-inf) = -inf * 0, as PyTorch). `ex2.approx.ftz` of |t| <= 1/2 is
-/// CUDA's own expf after the same reduction (within 2 ulp).
-struct scaled_exp {
-  float e;   ///< exp(-a), flushed or rounded below 2^-126
-  float es;  ///< exp(-a) 2^64
+/// The rate k of exp(-a k) for exp_minus_scaled: k log2(e) as a float pair (2^-48 relative). The
+/// double work on a parameter is the same for every element, so the compiler hoists it.
+struct exp_rate {
+  float hi;  ///< k log2(e) rounded to float
+  float lo;  ///< k log2(e) - hi
 };
-CUACT_HOST_DEVICE scaled_exp exp_minus_scaled(float a) {
-  const float jm = fmaf(fminf(a, 120.0f), -1.44269504088896341f, round_magic);  // NaN a: 120
+/// exp(-a): k = 1.
+inline constexpr exp_rate unit_exp_rate{1.44269504088896341f, 1.925963033500011079e-8f};
+/// The exp_rate of |k|, k finite. The sign is taken off the float pair, not the double: with
+/// fabs of the double parameter nvcc 13.0 kept softplus's conversions in its loop (six F2F per
+/// 8 elements, 39 registers instead of 32).
+CUACT_HOST_DEVICE exp_rate exp_rate_of(double k) {
+  const double rate = k * 1.44269504088896340736;
+  const float hi = static_cast<float>(rate);
+  const float lo = static_cast<float>(rate - static_cast<double>(hi));
+  return hi < 0.0f ? exp_rate{-hi, -lo} : exp_rate{hi, lo};
+}
+
+/// exp(-a k) for a >= 0 (+inf and NaN included), reduced once and kept scaled for the float
+/// logistic family (k = 1) and softplus (k = |beta|, so that a beta is never rounded before the
+/// exp, which amplifies the rounding by a beta): es = exp(-a k) 2^64 (normal for a k <= 120,
+/// decaying to +0 beyond, where every m exp(-a k) the activations form rounds to 0), e = es 2^-64
+/// (a subnormal e may lose bits: 1 + e cannot show them). m exp(-a k) is (m es) 2^-64: m es stays
+/// normal for |m| in [2^-16, 2^60], so a subnormal result rounds once (exp(-a) alone would round
+/// first: silu(-100) 50 ulp off).
+/// About 9 instructions: 2^j by the bits of the rounding constant (no float-int conversions and
+/// NaN checks), j = -round(a k log2 e) clamped at -173 (2^(j + 64) stays normal; a clamp of j, not
+/// of a, needs no division by k), t = -a k log2 e - j from a itself, so a k beyond 120 gives
+/// t < 0 and NaN gives NaN, and +inf gives t = -inf, es = +0 (then an infinite m gives NaN:
+/// silu(-inf) = -inf * 0, as PyTorch). `ex2.approx.ftz` of |t| <= 1/2 is CUDA's own expf after
+/// the same reduction (within 2 ulp).
+struct scaled_exp {
+  float e;   ///< exp(-a k), flushed or rounded below 2^-126
+  float es;  ///< exp(-a k) 2^64
+};
+CUACT_HOST_DEVICE scaled_exp exp_minus_scaled(float a, exp_rate k = unit_exp_rate) {
+  // a k log2(e) beyond 2^22 (+inf, NaN) gives a jm below the clamp, or NaN, which fmaxf replaces
+  const float jm = fmaxf(fmaf(a, -k.hi, round_magic), round_magic - 173.0f);
   const float j = jm - round_magic;  // exact, in [-173, 0]
-  // log2(e) as a float pair: t within 2^-25 absolute of -a log2(e) - j
-  const float t = fmaf(a, -1.925963033500011079e-8f, fmaf(a, -1.44269502162933349609f, -j));
+  // t within 2^-25 absolute of -a k log2(e) - j (two roundings of |t| <= 1/2)
+  const float t = fmaf(a, -k.lo, fmaf(a, -k.hi, -j));
   const float es = exp2_approx_ftz(t) * exp2_plus_64_of_rounded(jm);
   return {es * 0x1p-64f, es};
 }
