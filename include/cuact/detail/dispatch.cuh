@@ -114,6 +114,9 @@ cudaError_t run_elementwise(Op op, const output_arrays<Out...>& outputs, std::si
   return launch_kernel(elementwise_kernel<params_t>, params, shape, stream);
 }
 
+/// Elements a thread walking columns (rows_kernel with broadcast inputs) covers at least.
+inline constexpr unsigned min_walk_elements = 16;
+
 /// The row-wise sibling of run_elementwise: validates `arrays` (the caller's view of the whole
 /// layout: a packed [rows, 2 * cols] buffer is one array there, two in the kernel), then launches
 /// rows_kernel: for each row r, outputs[m] + r * output_pitch[m] and inputs[k] + r *
@@ -149,6 +152,14 @@ cudaError_t run_rows(Op op, const output_arrays<Out...>& row0_outputs,
       return status;
     }
     params.rows_in_flight = shape.vectors_per_thread;
+    // A walking thread pays its setup (the broadcast inputs' loads, the row loop's) once per
+    // column vector: it walks at least min_walk_elements elements. H100, bias + gelu forward
+    // (bench/results/h100/rows_shapes.txt): fp32 (2 rows in flight of 4 elements) 0.956 x memcpy
+    // in one pass, 0.970-0.972 in two (16 elements), 0.952 in four; bf16 (8 per row) 0.995 in one
+    // pass of 2 rows.
+    const unsigned walk = shape.vectors_per_thread * width;
+    const unsigned min_passes = (min_walk_elements + walk - 1) / walk;
+    if (shape.passes < min_passes) shape.passes = min_passes;
   } else {
     if (const cudaError_t status =
             model_shape(rows_kernel<params_t>, device, hint, params.row, rows, shape);
