@@ -1037,14 +1037,19 @@ struct gelu_tanh {
     return u < 0 ? detail::split<double>{2 * u, 2 * u_lo}
                  : detail::split<double>{-2 * u, -2 * u_lo};
   }
-  /// Float: e = exp(-2|u|) and 1 / (1 + e), from a = min(|x|, 30) (u is odd). 2|u| log2(e) =
-  /// z + z_lo = a (c1 + c3 a^2) in float-float with log2(e) folded into the constants (float
-  /// pairs, 2^-48), so the reduction for `ex2.approx` is z's own integer part: j + t = -z - z_lo
-  /// (z - j is exact), about 2^-44 relative. Below 0 the exp amplifies u's error by 2|u| (up to
-  /// 104 before the result underflows), hence the pair; branch-free, as both signs share it.
+  /// Float: e = exp(-2|u|) and 1 / (1 + e), from a = min(|x|, 11.5) (u is odd; beyond 11.5,
+  /// e < 2^-183: x e q is 0 and q is 1). 2|u| log2(e) = a w, w = c1 + c3 a^2, with log2(e) folded
+  /// into the constants (float pairs, 2^-45) and w as w + w_lo in float-float, so the reduction
+  /// for `ex2.approx` is j = -round(a w) and t = -a (w + w_lo) - j from fmas whose products are
+  /// exact, about 2^-44 relative. Below 0 the exp amplifies u's error by 2|u| (up to 104 before
+  /// the result underflows), hence the pair; branch-free, as both signs share it. c1's high part
+  /// is a multiple of 2^-20, so c1 + c3 a^2 (below 16) is Fast2Sum-exact in either order (no
+  /// max/min), and a w <= 183 keeps 2^(j + 64) normal without a clamp of its own; t takes |x|
+  /// itself, so +-inf give t = -inf, e = 0, and NaN gives NaN. (The forward took 38 instructions
+  /// per element with a = min(|x|, 30), ordered sums and j clamped at 190; 31 now.)
   struct float_parts {
     ///@{
-    /// a = min(|x|, 30), s = a^2, e = exp(-2|u|) (es = e 2^64, see detail::exp_minus_scaled)
+    /// a = min(|x|, 11.5), s = a^2, e = exp(-2|u|) (es = e 2^64, see detail::exp_minus_scaled)
     /// and q = 1 / (1 + e).
     float a, s, e, es, q;
     ///@}
@@ -1053,21 +1058,20 @@ struct gelu_tanh {
   CUACT_HOST_DEVICE static float_parts float_parts_of(float x) {
     constexpr double log2e = 1.44269504088896340736;
     constexpr double c1 = 2 * beta_hi * log2e, c3 = 2 * beta_hi * kappa_hi * log2e;
-    constexpr float c1h = float(c1), c1l = float(c1 - double(c1h));
+    constexpr float c1h = float(static_cast<long long>(c1 * 0x1p20 + 0.5) * 0x1p-20);
+    constexpr float c1l = float(c1 - double(c1h));
     constexpr float c3h = float(c3), c3l = float(c3 - double(c3h));
-    const float a = fminf(fabsf(x), 30.0f);  // NaN gives 30: x * q below makes the NaN
+    const float a = fminf(fabsf(x), 11.5f);  // NaN gives 11.5: t and x * q below make the NaN
     const float s = a * a, s_lo = fmaf(a, a, -s);
-    const float p = c3h * s;
-    const float p_lo = fmaf(c3h, s, -p) + fmaf(c3h, s_lo, c3l * s);
-    const float big = fmaxf(p, c1h), small = fminf(p, c1h);  // Fast2Sum on max / min
-    const float w = big + small;
-    const float w_lo = (small - (w - big)) + (p_lo + c1l);
-    const float z = a * w;
-    const float z_lo = fmaf(a, w_lo, fmaf(a, w, -z));
-    // e = 2^-(z + z_lo): j from z clamped at 190 (2^(j + 64) normal); beyond, t < -1000, e = 0
-    const float jm = detail::round_magic - fminf(z, 190.0f);
-    const float j = jm - detail::round_magic;
-    const float t = (-z - j) - z_lo;
+    // p not contractible: nvcc fused `p - (w - c1h)` below into fma(c3h, s, ...), counting p's
+    // rounding error twice in w_lo (up to 10 ulp at x = -8.1 on sm_90; the host does not contract)
+    const float p = detail::mul_rn(c3h, s);
+    const float p_lo = fmaf(c3h, s, -p) + fmaf(c3h, s_lo, fmaf(c3l, s, c1l));
+    const float w = c1h + p;
+    const float w_lo = (p - (w - c1h)) + p_lo;
+    const float jm = fmaf(-a, w, detail::round_magic);
+    const float j = jm - detail::round_magic;  // exact, in [-183, 0]
+    const float t = fmaf(-a, w_lo, fmaf(-fabsf(x), w, -j));
     const float es = detail::exp2_approx_ftz(t) * detail::exp2_plus_64_of_rounded(jm);
     const float e = es * 0x1p-64f;
     return {a, s, e, es, detail::reciprocal_one_plus(e, rounded_to<float>{})};

@@ -270,6 +270,13 @@ CUACT_HOST_DEVICE double mul_rn(double a, double b) {
   return a * b;
 #endif
 }
+CUACT_HOST_DEVICE float mul_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
 CUACT_HOST_DEVICE double add_rn(double a, double b) {
 #if defined(__CUDA_ARCH__)
   return __dadd_rn(a, b);
