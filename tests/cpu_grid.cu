@@ -208,6 +208,28 @@ TEST_CASE("grid simulation: several outputs and mixed element types", "[cpu][gri
   CHECK(total.failed_cases == 0);
 }
 
+TEST_CASE("launch model: a compute-bound forward makes two passes where the budget is short",
+          "[cpu][grid][launch]") {
+  using cuact::detail::cost_hint;
+  const cuact::detail::device_facts h100{132, 2048, 3.35e12, 1.98e9},
+      h200{132, 2048, 4.8e12, 1.98e9};
+  const cuact::detail::kernel_facts gelu_fp32{12, 40};
+  const std::size_t vectors = std::size_t(1) << 28;  // 2^30 fp32 elements
+  // fp32 forward: 16-byte vectors, 8 bytes per element, at most two vectors per thread
+  auto shape = [&](const cuact::detail::device_facts& d, cost_hint hint, std::size_t bytes) {
+    return cuact::detail::model_launch_shape(d, gelu_fp32, hint, vectors, 0, 16, bytes, 2);
+  };
+  // H200 fp32 (about 56 modelled): two passes for the compute-bound forward, one for heavy ops
+  CHECK(shape(h200, cost_hint::compute_bound, 8).passes == 2);
+  CHECK(shape(h200, cost_hint::heavy, 8).passes == 1);
+  // H100 fp32 (about 80): one pass, as any heavy op, with two vectors in flight
+  CHECK(shape(h100, cost_hint::compute_bound, 8).passes == 1);
+  CHECK(shape(h100, cost_hint::compute_bound, 8).vectors_per_thread == 2);
+  // 16-bit data (4 bytes per element): instruction-bound on both, as every heavy op there
+  CHECK(shape(h100, cost_hint::compute_bound, 4).passes == 2);
+  CHECK(shape(h100, cost_hint::heavy, 4).passes == 2);
+}
+
 TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][launch]") {
   using cuact::detail::cost_hint;
   const cuact::detail::device_facts devices[] = {{132, 2048, 3.35e12, 1.98e9},  // H100 SXM
@@ -216,7 +238,8 @@ TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][l
                                                  {1, 1024, 1e11, 1e9}};         // tiny
   const cuact::detail::kernel_facts kernels[] = {{16, 32}, {16, 40}, {12, 40}, {8, 56},
                                                  {4, 96},  {2, 128}, {1, 255}};
-  const cost_hint hints[] = {cost_hint::estimate, cost_hint::light, cost_hint::heavy};
+  const cost_hint hints[] = {cost_hint::estimate, cost_hint::light, cost_hint::heavy,
+                             cost_hint::compute_bound};
   struct load {
     std::size_t vector_bytes, element_bytes;
     unsigned max_k;
@@ -266,11 +289,14 @@ TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][l
                 REQUIRE(shape.vectors_per_thread == 1);
                 REQUIRE(shape.passes == 1);
               }
-              if (hint == cost_hint::heavy && double(v) >= 8 * wave && l.max_k >= 2) {
+              if ((hint == cost_hint::heavy || hint == cost_hint::compute_bound) &&
+                  double(v) >= 8 * wave && l.max_k >= 2) {
                 REQUIRE(shape.vectors_per_thread * shape.passes >= 2);  // loads hide the math
               }
               if (hint == cost_hint::light) REQUIRE_FALSE(shape.heavy);
-              if (hint == cost_hint::heavy) REQUIRE(shape.heavy);
+              if (hint == cost_hint::heavy || hint == cost_hint::compute_bound) {
+                REQUIRE(shape.heavy);
+              }
               shapes.insert({shape.vectors_per_thread, shape.passes, shape.threads_per_block});
               ++checked;
             }

@@ -25,6 +25,11 @@
 /// Optional cost hint (CUTLASS's `kIsHeavy`): `static constexpr bool is_heavy = true;` for
 /// activations that spend tens of instructions per element, `false` to declare one cheap. Without
 /// it the launch model estimates the cost from the kernel's register count (detail/launch.cuh).
+///
+/// Optional, for the forward: `static constexpr bool is_compute_bound = true;` (implies heavy) for
+/// an activation whose float forward issues about as many instructions per element as a GPU with
+/// an H200's copy ceiling affords (gelu's erfc form: 56 against 62): there each thread makes two
+/// grid-stride passes (detail::compute_bound_budget). Its backward takes `is_heavy`.
 #pragma once
 
 #include <type_traits>
@@ -63,6 +68,13 @@ template <class A>
 inline constexpr cost_hint declared_cost<A, std::void_t<decltype(A::is_heavy)>> =
     A::is_heavy ? cost_hint::heavy : cost_hint::light;
 
+/// The forward's hint: declared_cost, or compute_bound for `is_compute_bound = true`.
+template <class A, class = void>
+inline constexpr cost_hint forward_cost = declared_cost<A>;
+template <class A>
+inline constexpr cost_hint forward_cost<A, std::void_t<decltype(A::is_compute_bound)>> =
+    A::is_compute_bound ? cost_hint::compute_bound : declared_cost<A>;
+
 /// Overload priority: `preferred` converts to `fallback`, so the tagged call wins when both exist.
 struct fallback {};
 struct preferred : fallback {};
@@ -96,6 +108,15 @@ struct cost_hint_of<Activation, std::void_t<decltype(Activation::is_heavy)>> {
   static constexpr bool is_heavy = Activation::is_heavy;
 };
 
+/// Base of forward_op: cost_hint_of, plus Activation's `is_compute_bound` when it has one.
+template <class Activation, class = void>
+struct forward_cost_hint_of : cost_hint_of<Activation> {};
+template <class Activation>
+struct forward_cost_hint_of<Activation, std::void_t<decltype(Activation::is_compute_bound)>>
+    : cost_hint_of<Activation> {
+  static constexpr bool is_compute_bound = Activation::is_compute_bound;
+};
+
 }  // namespace detail
 
 /// True when Activation has `derivative(x)` or `gradient(dy, x)`: cuact::backward works.
@@ -127,7 +148,7 @@ constexpr void check_activation() {
 /// The forward as an elementwise operation: y = act(x), at the accuracy of output type Out.
 /// Aggregates with a base: build as `forward_op<A, Out>{{}, act}` (or `{}` for a default act).
 template <class Activation, class Out>
-struct forward_op : detail::cost_hint_of<Activation> {
+struct forward_op : detail::forward_cost_hint_of<Activation> {
   /// The activation.
   Activation act;
   /// act(x) at the accuracy of Out.

@@ -22,7 +22,7 @@ cudaError_t forward(Activation act, const T* in, T* out, std::size_t n,
   detail::check_input_type<T>();
   check_activation<Activation, detail::compute_t<T>>();
   return detail::run_elementwise<VecWidth>(forward_op<Activation, T>{{}, act}, outputs(out), n,
-                                           inputs(in), stream, detail::declared_cost<Activation>,
+                                           inputs(in), stream, detail::forward_cost<Activation>,
                                            detail::every_input_in_place);
 }
 

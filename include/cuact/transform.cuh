@@ -22,7 +22,8 @@ namespace cuact {
 ///   float.
 /// - `op` is called with one compute-type value per input (after the element index, for an op
 ///   declaring `takes_element_index = true`) and returns the output's value, or a
-///   cuda::std::tuple of values for several outputs. It may declare `is_heavy` (activation.cuh).
+///   cuda::std::tuple of values for several outputs. It may declare `is_heavy` or
+///   `is_compute_bound` (activation.cuh).
 /// - An input may be exactly one of the outputs (in place: same pointer, same byte size); any
 ///   other overlap of an output with any array is cudaErrorInvalidValue. Inputs may overlap.
 /// - Returns cudaSuccess without a launch when n == 0; cudaErrorInvalidValue for a null or
@@ -32,7 +33,7 @@ namespace cuact {
 template <int VecWidth = auto_width, class Op, class... Out, class... In>
 cudaError_t transform(Op op, const detail::output_arrays<Out...>& out, std::size_t n,
                       const detail::input_arrays<In...>& in, cudaStream_t stream = nullptr) {
-  return detail::run_elementwise<VecWidth>(op, out, n, in, stream, detail::declared_cost<Op>,
+  return detail::run_elementwise<VecWidth>(op, out, n, in, stream, detail::forward_cost<Op>,
                                            detail::every_input_in_place);
 }
 

@@ -19,7 +19,9 @@
 ///   thread; where the device's instruction budget per element (SMs x clock x 128 lanes over
 ///   elements per second at full bandwidth) is under instruction_bound_budget, it is
 ///   instruction-bound, and each thread makes two passes. The cost is the activation's
-///   `is_heavy` hint when it declares one. An operation without the hint is taken as heavy and
+///   `is_heavy` hint when it declares one; a forward declared `is_compute_bound` (gelu's) counts
+///   as instruction-bound below compute_bound_budget, which takes in fp32 on an H200-class
+///   GPU but not on an H100. An operation without the hint is taken as heavy and
 ///   makes two passes on every device and dtype: a wrong guess costs a cheap op about 1%, a right
 ///   one wins 5-20% (see model_launch_shape).
 /// - **Small work.** Below one full wave of resident threads, one vector per thread, so every SM
@@ -61,6 +63,16 @@ inline constexpr double load_latency_seconds = 0.8e-6;
 /// and parameter setup) per element. bf16 selu on H200 (budget about 28): 0.916 x memcpy in one
 /// pass, 0.975 in two; fp32 selu (budget 56) lost 1.4% with two passes.
 inline constexpr double instruction_bound_budget = 48;
+
+/// Issued instructions per element below which a forward declared compute-bound (activation.cuh:
+/// `is_compute_bound`) makes two grid-stride passes, as instruction_bound_budget for the other
+/// heavy ops. 64 takes in the H200's fp32 budget (about 56 modelled, 62 at its measured copy
+/// ceiling) and leaves out the H100's (80). Why two passes there: H200 --shapes (bench/results/
+/// h200/shapes_heavy_ops.txt), fp32 forwards of 55-64 instructions per element: gelu (session 2's
+/// form) 0.621 x memcpy in one pass of two vectors, 0.664 in two; user_softplus 0.923 and 0.989;
+/// user_elu 0.982 and 0.989. On the H100 the same gelu forward ran at 0.999 in one pass and 0.990
+/// in two (h100/shapes_heavy_ops.txt).
+inline constexpr double compute_bound_budget = 64;
 
 /// Threads per block: PyTorch's choice for elementwise kernels. On H200 128-thread blocks reached
 /// the copy ceiling where 1024-thread blocks lost 4-5% (block turnover at the end of the grid).
@@ -167,6 +179,9 @@ enum class cost_hint {
   estimate,  ///< no hint: estimated from the kernel's register count
   light,     ///< declared `is_heavy = false`
   heavy,     ///< declared `is_heavy = true`
+  /// a forward declared `is_compute_bound = true`: heavy, and instruction-bound for float data
+  /// where the budget is under compute_bound_budget
+  compute_bound,
 };
 
 /// One launch's shape.
@@ -207,9 +222,11 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
   // 0.87 x memcpy in one vector and one pass, 0.99 in two and two (bench --shapes: user_softplus,
   // user_elu). Declared heavy ops make two passes only where the budget is tight: fp32 selu lost
   // 1.4% with two on H200.
-  const bool tight = instruction_budget(device, bytes_per_element) < instruction_bound_budget;
+  const double budget = instruction_budget(device, bytes_per_element);
+  const bool tight =
+      budget < (hint == cost_hint::compute_bound ? compute_bound_budget : instruction_bound_budget);
   const bool estimated = hint == cost_hint::estimate;
-  const bool heavy = hint == cost_hint::heavy || estimated;
+  const bool heavy = hint == cost_hint::heavy || hint == cost_hint::compute_bound || estimated;
   const double resident_threads =
       static_cast<double>(kernel.resident_blocks_per_sm) * threads_per_block;
   const double target_bytes = device.bytes_per_second / device.sm_count * load_latency_seconds;
