@@ -208,6 +208,19 @@ TEST_CASE("grid simulation: several outputs and mixed element types", "[cpu][gri
   CHECK(total.failed_cases == 0);
 }
 
+// gelu's forward is compute-bound, through cuact::forward and through its adaptor with
+// cuact::transform; its backward adaptors, and the activations without the hint, keep is_heavy
+static_assert(cuact::detail::forward_cost<cuact::gelu> == cuact::detail::cost_hint::compute_bound);
+static_assert(cuact::detail::forward_cost<cuact::forward_op<cuact::gelu, float>> ==
+              cuact::detail::cost_hint::compute_bound);
+static_assert(cuact::detail::forward_cost<cuact::gradient_op<cuact::gelu, float>> ==
+              cuact::detail::cost_hint::heavy);
+static_assert(cuact::detail::declared_cost<cuact::gelu> == cuact::detail::cost_hint::heavy);
+static_assert(cuact::detail::forward_cost<cuact::forward_op<cuact::selu, float>> ==
+              cuact::detail::cost_hint::heavy);
+static_assert(cuact::detail::forward_cost<cuact::forward_op<cuact::relu, float>> ==
+              cuact::detail::cost_hint::light);
+
 TEST_CASE("launch model: a compute-bound forward makes two passes where the budget is short",
           "[cpu][grid][launch]") {
   using cuact::detail::cost_hint;
