@@ -45,7 +45,8 @@ fi
 nvidia-smi >> "$out/run.log" 2>&1 || true
 
 # run_mode NAME LIMIT_SECONDS ARGS...: stdout to NAME.txt, stderr appended to run.log.
-# BENCH_MODES (default: every mode) names the modes to run, e.g. BENCH_MODES="family user".
+# BENCH_MODES (default: every mode) names the modes to run, e.g. BENCH_MODES="family user";
+# SHAPES_OPS (e.g. gelu:forward:fp32,gelu_tanh:forward:fp32) gives --shapes its --ops list.
 run_mode() {
   local name=$1 limit=$2
   shift 2
@@ -74,7 +75,7 @@ run_mode() {
 run_mode headline 60 --headline
 run_mode family 120 --family
 run_mode user 30 --user
-run_mode shapes 60 --shapes
+run_mode shapes 60 --shapes ${SHAPES_OPS:+--ops "$SHAPES_OPS"}
 run_mode small 60 --small
 run_mode sweep 180 --sweep --csv "$out/sweep.csv"
 
