@@ -261,8 +261,8 @@ CUACT_HOST_DEVICE float fused(float a, float b, float c) { return fmaf(a, b, c);
 CUACT_HOST_DEVICE double fused(double a, double b, double c) { return ::fma(a, b, c); }
 
 /// a * b and a + b rounded on their own: nvcc contracts a * b + c into an fma by default, which
-/// breaks the error-free transformations of double-double arithmetic (two-sum needs the rounded
-/// sum of the rounded product); the _rn intrinsics are never contracted.
+/// breaks the error-free transformations of double-double and float-float arithmetic (two-sum
+/// needs the rounded sum of the rounded product); the _rn intrinsics are never contracted.
 CUACT_HOST_DEVICE double mul_rn(double a, double b) {
 #if defined(__CUDA_ARCH__)
   return __dmul_rn(a, b);
