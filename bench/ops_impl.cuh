@@ -186,7 +186,9 @@ void add_activation(std::vector<entry>& out, const char* activation, const A& ac
   forward.cuact = [act](const call_args& a, cudaStream_t s) {
     return cuact::forward(act, in_ptr<T>(a.in0), out_ptr<T>(a.out), a.n, s);
   };
-  set_elementwise<T, 1>(forward, make_op<cuact::forward_op<A, T>>(act), hint);
+  // the forward's own hint (gelu's is_compute_bound), as cuact::forward passes it
+  set_elementwise<T, 1>(forward, make_op<cuact::forward_op<A, T>>(act),
+                        cuact::detail::forward_cost<A>);
   out.push_back(forward);
 
   if constexpr (cuact::has_derivative_v<A>) {
@@ -248,7 +250,7 @@ void add_relu_mask(std::vector<entry>& out, int row) {
         cuact::detail::get_kernel_facts(kernel, device, facts) != cudaSuccess ||
         cuact::detail::choose_launch_shape(
             kernel, device, cuact::detail::cost_hint::light, cuact::detail::mask_bytes(a.n), 0,
-            params_t::vector_load_bytes, 2 * sizeof(T), 1, shape) != cudaSuccess) {
+            params_t::vector_load_bytes, 2 * sizeof(T), 2, 1, shape) != cudaSuccess) {
       cudaGetLastError();
       return report;
     }

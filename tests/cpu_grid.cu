@@ -221,16 +221,21 @@ static_assert(cuact::detail::forward_cost<cuact::forward_op<cuact::selu, float>>
 static_assert(cuact::detail::forward_cost<cuact::forward_op<cuact::relu, float>> ==
               cuact::detail::cost_hint::light);
 
-TEST_CASE("launch model: a compute-bound forward makes two passes where the budget is short",
+TEST_CASE("launch model: a heavy op makes two passes where the budget per array is short",
           "[cpu][grid][launch]") {
   using cuact::detail::cost_hint;
   const cuact::detail::device_facts h100{132, 2048, 3.35e12, 1.98e9},
       h200{132, 2048, 4.8e12, 1.98e9};
   const cuact::detail::kernel_facts gelu_fp32{12, 40};
   const std::size_t vectors = std::size_t(1) << 28;  // 2^30 fp32 elements
-  // fp32 forward: 16-byte vectors, 8 bytes per element, at most two vectors per thread
+  // A forward: one 16-byte input vector, two arrays, at most two vectors per thread; `bytes` per
+  // element (8: fp32, 4: 16-bit)
   auto shape = [&](const cuact::detail::device_facts& d, cost_hint hint, std::size_t bytes) {
-    return cuact::detail::model_launch_shape(d, gelu_fp32, hint, vectors, 0, 16, bytes, 2);
+    return cuact::detail::model_launch_shape(d, gelu_fp32, hint, vectors, 0, 16, bytes, 2, 2);
+  };
+  // A backward: two 16-byte input vectors, three arrays, one vector per thread
+  auto backward = [&](const cuact::detail::device_facts& d, cost_hint hint, std::size_t bytes) {
+    return cuact::detail::model_launch_shape(d, gelu_fp32, hint, vectors, 0, 32, bytes, 3, 1);
   };
   // H200 fp32 (about 56 modelled): two passes for the compute-bound forward, one for heavy ops
   CHECK(shape(h200, cost_hint::compute_bound, 8).passes == 2);
@@ -238,9 +243,21 @@ TEST_CASE("launch model: a compute-bound forward makes two passes where the budg
   // H100 fp32 (about 80): one pass, as any heavy op, with two vectors in flight
   CHECK(shape(h100, cost_hint::compute_bound, 8).passes == 1);
   CHECK(shape(h100, cost_hint::compute_bound, 8).vectors_per_thread == 2);
-  // 16-bit data (4 bytes per element): instruction-bound on both, as every heavy op there
+  // 16-bit forwards (4 bytes per element): instruction-bound on the H200 (about 28), not on the
+  // H100 (about 40: one pass of two vectors), but for the compute-bound forward
+  CHECK(shape(h200, cost_hint::heavy, 4).passes == 2);
+  CHECK(shape(h200, cost_hint::heavy, 4).vectors_per_thread == 2);
+  CHECK(shape(h100, cost_hint::heavy, 4).passes == 1);
+  CHECK(shape(h100, cost_hint::heavy, 4).vectors_per_thread == 2);
   CHECK(shape(h100, cost_hint::compute_bound, 4).passes == 2);
-  CHECK(shape(h100, cost_hint::heavy, 4).passes == 2);
+  // 16-bit backwards (6 bytes, three arrays): two passes on the H200 (about 42), one on the H100
+  // (about 60); fp32 backwards (12 bytes) one on both
+  CHECK(backward(h200, cost_hint::heavy, 6).passes == 2);
+  CHECK(backward(h100, cost_hint::heavy, 6).passes == 1);
+  CHECK(backward(h200, cost_hint::heavy, 12).passes == 1);
+  // Without a hint: two passes everywhere
+  CHECK(shape(h100, cost_hint::estimate, 8).passes == 2);
+  CHECK(backward(h100, cost_hint::estimate, 12).passes == 2);
 }
 
 TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][launch]") {
@@ -255,11 +272,11 @@ TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][l
                              cost_hint::compute_bound};
   struct load {
     std::size_t vector_bytes, element_bytes;
-    unsigned max_k;
+    unsigned arrays, max_k;
   };
   // fp32 forward, fp32 backward, bf16 forward, fp64 backward, three fp32 inputs, fp32 -> bf16
-  const load loads[] = {{16, 8, 2},  {32, 12, 1}, {16, 4, 2}, {32, 24, 1},
-                        {48, 16, 1}, {16, 6, 4},  {8, 4, 8}};
+  const load loads[] = {{16, 8, 2, 2},  {32, 12, 3, 1}, {16, 4, 2, 2}, {32, 24, 3, 1},
+                        {48, 16, 4, 1}, {16, 6, 2, 4},  {8, 4, 2, 8}};
   const std::size_t vectors[] = {0,
                                  1,
                                  1000,
@@ -279,8 +296,9 @@ TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][l
         for (const load& l : loads) {
           for (std::size_t v : vectors) {
             for (std::size_t scalars : {std::size_t(0), std::size_t(7)}) {
-              const auto shape = cuact::detail::model_launch_shape(
-                  device, kernel, hint, v, scalars, l.vector_bytes, l.element_bytes, l.max_k);
+              const auto shape = cuact::detail::model_launch_shape(device, kernel, hint, v, scalars,
+                                                                   l.vector_bytes, l.element_bytes,
+                                                                   l.arrays, l.max_k);
               CAPTURE(device.sm_count, device.bytes_per_second, kernel.resident_blocks_per_sm,
                       kernel.registers_per_thread, static_cast<int>(hint), l.vector_bytes, l.max_k,
                       v, scalars);

@@ -29,7 +29,7 @@
 /// Optional, for the forward: `static constexpr bool is_compute_bound = true;` (implies heavy) for
 /// an activation whose float forward issues about as many instructions per element as a GPU with
 /// an H200's copy ceiling affords (gelu's erfc form: 56 against 62): there each thread makes two
-/// grid-stride passes (detail::compute_bound_budget). Its backward takes `is_heavy`.
+/// grid-stride passes (detail::compute_bound_budget_per_array). Its backward takes `is_heavy`.
 #pragma once
 
 #include <type_traits>

@@ -81,6 +81,7 @@ cudaError_t model_shape(void (*kernel)(KernelParams), int device, cost_hint hint
                         std::size_t rows, launch_shape& shape) {
   return choose_launch_shape(kernel, device, hint, p.vectors * rows, (p.head + p.tail) * rows,
                              Params::vector_load_bytes, Params::bytes_per_element,
+                             Params::num_inputs + Params::num_outputs,
                              Params::max_vectors_per_thread, shape);
 }
 
@@ -144,10 +145,11 @@ cudaError_t run_rows(Op op, const output_arrays<Out...>& row0_outputs,
   using params_t = decltype(params);
   launch_shape shape{};
   if constexpr (params_t::walks_columns) {
-    if (const cudaError_t status = choose_launch_shape(
-            rows_kernel<params_t>, device, hint, params.row.vectors * rows,
-            (params.row.head + params.row.tail) * rows, params_t::row_load_bytes,
-            params_t::bytes_per_element, params_t::max_rows_in_flight, shape);
+    if (const cudaError_t status =
+            choose_launch_shape(rows_kernel<params_t>, device, hint, params.row.vectors * rows,
+                                (params.row.head + params.row.tail) * rows,
+                                params_t::row_load_bytes, params_t::bytes_per_element,
+                                params_t::arrays_per_element, params_t::max_rows_in_flight, shape);
         status != cudaSuccess) {
       return status;
     }
@@ -197,7 +199,7 @@ cudaError_t run_sign_mask_forward(Activation act, const T* in, T* out, std::uint
   launch_shape shape{};
   if (const cudaError_t status = choose_launch_shape(
           sign_mask_forward_kernel<T, Activation>, device, cost_hint::light, mask_bytes(n), 0,
-          params_t::vector_load_bytes, 2 * sizeof(T), 1, shape);
+          params_t::vector_load_bytes, 2 * sizeof(T), 2, 1, shape);
       status != cudaSuccess) {
     return status;
   }

@@ -17,11 +17,12 @@
 /// - **Compute cost.** An operation that spends tens of instructions per element hides its
 ///   arithmetic behind the loads of its other vectors, so it gets at least two vectors per
 ///   thread; where the device's instruction budget per element (SMs x clock x 128 lanes over
-///   elements per second at full bandwidth) is under instruction_bound_budget, it is
-///   instruction-bound, and each thread makes two passes. The cost is the activation's
-///   `is_heavy` hint when it declares one; a forward declared `is_compute_bound` (gelu's) counts
-///   as instruction-bound below compute_bound_budget, which takes in fp32 on an H200-class
-///   GPU but not on an H100. An operation without the hint is taken as heavy and
+///   elements per second at full bandwidth) is under instruction_bound_budget_per_array for each
+///   array an element is read from or written to, it is instruction-bound, and each thread makes
+///   two passes (16-bit forwards on an H200-class GPU; not on an H100). The cost is the
+///   activation's `is_heavy` hint when it declares one; a forward declared `is_compute_bound`
+///   (gelu's) counts as instruction-bound below compute_bound_budget_per_array, which takes in
+///   fp32 on an H200-class GPU but not on an H100. An operation without the hint is taken as heavy and
 ///   makes two passes on every device and dtype: a wrong guess costs a cheap op about 1%, a right
 ///   one wins 5-20% (see model_launch_shape).
 /// - **Small work.** Below one full wave of resident threads, one vector per thread, so every SM
@@ -58,21 +59,30 @@ inline constexpr int max_cached_devices = 64;
 /// registers: 0.940 at one, 1.003 at two).
 inline constexpr double load_latency_seconds = 0.8e-6;
 
-/// Issued instructions per element below which a compute-heavy operation is instruction-bound:
-/// then each thread makes two grid-stride passes, which halves the per-thread fixed cost (index
-/// and parameter setup) per element. bf16 selu on H200 (budget about 28): 0.916 x memcpy in one
-/// pass, 0.975 in two; fp32 selu (budget 56) lost 1.4% with two passes.
-inline constexpr double instruction_bound_budget = 48;
+/// Issued instructions per element, for each array the element is read from or written to, below
+/// which a compute-heavy operation is instruction-bound: then each thread makes two grid-stride
+/// passes, which halves the per-thread fixed cost (index and parameter setup) per element. Per
+/// array because an element's own work grows with its arrays (a load or a store and a conversion
+/// each; a backward's two inputs come with a derivative and a product) while the budget grows with
+/// its bytes. 16 per array (32 for a unary op, 48 for a backward) sits between the measured cases:
+/// - H200, budget about 28 for a 16-bit forward: bf16 selu 0.916 x memcpy in one pass, 0.975 in
+///   two (two passes);
+/// - H100, budget about 40 for a 16-bit forward: the heavy 16-bit forwards (selu, silu, gelu_tanh,
+///   softplus) at 0.991-0.992 x memcpy in two passes of two vectors, 0.994-0.997 in one
+///   (bench/results/h100/shapes_heavy_ops.txt; one pass);
+/// - H200, about 42 for a 16-bit backward (three arrays): 1.02 x memcpy in two passes of one
+///   vector (h200/family.txt; two passes, unchanged from the per-element 48 used before);
+/// - H200, about 56 for an fp32 forward: selu lost 1.4% with two passes (one pass).
+inline constexpr double instruction_bound_budget_per_array = 16;
 
-/// Issued instructions per element below which a forward declared compute-bound (activation.cuh:
-/// `is_compute_bound`) makes two grid-stride passes, as instruction_bound_budget for the other
-/// heavy ops. 64 takes in the H200's fp32 budget (about 56 modelled, 62 at its measured copy
-/// ceiling) and leaves out the H100's (80). Why two passes there: H200 --shapes (bench/results/
-/// h200/shapes_heavy_ops.txt), fp32 forwards of 55-64 instructions per element: gelu (session 2's
-/// form) 0.621 x memcpy in one pass of two vectors, 0.664 in two; user_softplus 0.923 and 0.989;
-/// user_elu 0.982 and 0.989. On the H100 the same gelu forward ran at 0.999 in one pass and 0.990
-/// in two (h100/shapes_heavy_ops.txt).
-inline constexpr double compute_bound_budget = 64;
+/// As instruction_bound_budget_per_array, for a forward declared compute-bound (activation.cuh:
+/// `is_compute_bound`). 32 per array (64 for a unary op) takes in the H200's fp32 budget (about 56
+/// modelled, 62 at its measured copy ceiling) and leaves out the H100's (80). Why two passes
+/// there: H200 --shapes (bench/results/h200/shapes_heavy_ops.txt), fp32 forwards of 55-64
+/// instructions per element: gelu (session 2's form) 0.621 x memcpy in one pass of two vectors,
+/// 0.664 in two; user_softplus 0.923 and 0.989; user_elu 0.982 and 0.989. On the H100 the same gelu
+/// forward ran at 0.999 in one pass and 0.990 in two (h100/shapes_heavy_ops.txt).
+inline constexpr double compute_bound_budget_per_array = 32;
 
 /// Threads per block: PyTorch's choice for elementwise kernels. On H200 128-thread blocks reached
 /// the copy ceiling where 1024-thread blocks lost 4-5% (block turnover at the end of the grid).
@@ -180,7 +190,7 @@ enum class cost_hint {
   light,     ///< declared `is_heavy = false`
   heavy,     ///< declared `is_heavy = true`
   /// a forward declared `is_compute_bound = true`: heavy, and instruction-bound for float data
-  /// where the budget is under compute_bound_budget
+  /// where the budget is under compute_bound_budget_per_array per array
   compute_bound,
 };
 
@@ -210,10 +220,13 @@ inline double instruction_budget(const device_facts& device, std::size_t bytes_p
 /// The model itself, a pure function of what was observed (so the CPU tests can run every shape
 /// it can produce). `vectors` is the number of full vectors, `scalars` head + tail,
 /// `vector_load_bytes` what one thread loads per vector of all inputs, `bytes_per_element` what
-/// an element moves (inputs read plus outputs written), `max_vectors_per_thread` the kernel's cap.
+/// an element moves (inputs read plus outputs written) and `arrays_per_element` in how many arrays
+/// (the inputs and outputs it is read from or written to), `max_vectors_per_thread` the kernel's
+/// cap.
 inline launch_shape model_launch_shape(const device_facts& device, const kernel_facts& kernel,
                                        cost_hint hint, std::size_t vectors, std::size_t scalars,
                                        std::size_t vector_load_bytes, std::size_t bytes_per_element,
+                                       unsigned arrays_per_element,
                                        unsigned max_vectors_per_thread) {
   // An operation that does not declare its cost is taken as heavy, with two passes even where
   // the budget is not tight: nothing observable tells a plain user functor with log1p(exp(x))
@@ -223,8 +236,10 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
   // user_elu). Declared heavy ops make two passes only where the budget is tight: fp32 selu lost
   // 1.4% with two on H200.
   const double budget = instruction_budget(device, bytes_per_element);
-  const bool tight =
-      budget < (hint == cost_hint::compute_bound ? compute_bound_budget : instruction_bound_budget);
+  const double bound_per_array = hint == cost_hint::compute_bound
+                                     ? compute_bound_budget_per_array
+                                     : instruction_bound_budget_per_array;
+  const bool tight = budget < bound_per_array * arrays_per_element;
   const bool estimated = hint == cost_hint::estimate;
   const bool heavy = hint == cost_hint::heavy || hint == cost_hint::compute_bound || estimated;
   const double resident_threads =
@@ -250,7 +265,8 @@ template <class Params>
 cudaError_t choose_launch_shape(void (*kernel)(Params), int device, cost_hint hint,
                                 std::size_t vectors, std::size_t scalars,
                                 std::size_t vector_load_bytes, std::size_t bytes_per_element,
-                                unsigned max_vectors_per_thread, launch_shape& shape) {
+                                unsigned arrays_per_element, unsigned max_vectors_per_thread,
+                                launch_shape& shape) {
   device_facts device_info{};
   if (const cudaError_t status = get_device_facts(device, device_info); status != cudaSuccess) {
     return status;
@@ -261,7 +277,7 @@ cudaError_t choose_launch_shape(void (*kernel)(Params), int device, cost_hint hi
     return status;
   }
   shape = model_launch_shape(device_info, kernel_info, hint, vectors, scalars, vector_load_bytes,
-                             bytes_per_element, max_vectors_per_thread);
+                             bytes_per_element, arrays_per_element, max_vectors_per_thread);
   return cudaSuccess;
 }
 

@@ -45,10 +45,16 @@ struct rows_load_bytes<elementwise_params<Op, VecWidth, type_list<Out...>, type_
   static constexpr std::size_t broadcast_element_bytes(std::index_sequence<K...>) {
     return ((sizeof(In) - of(K, sizeof(In))) + ... + 0);
   }
+  template <std::size_t... K>
+  static constexpr unsigned count_broadcast(std::index_sequence<K...>) {
+    return ((Broadcast >> K & 1u) + ... + 0u);
+  }
   static constexpr std::size_t value = sum(std::index_sequence_for<In...>{});
   /// Bytes per element of the broadcast inputs (read from cache, not from memory, row after row).
   static constexpr std::size_t broadcast_bytes =
       broadcast_element_bytes(std::index_sequence_for<In...>{});
+  /// How many of the inputs are broadcast.
+  static constexpr unsigned broadcast_arrays = count_broadcast(std::index_sequence_for<In...>{});
 };
 
 /// One launch's arguments: row 0's elementwise params (arrays at row 0, the split of one row's
@@ -79,6 +85,10 @@ struct rows_params {
   /// Bytes one element moves through memory: Params' less the broadcast inputs.
   static constexpr std::size_t bytes_per_element =
       Params::bytes_per_element - rows_load_bytes<Params, Broadcast>::broadcast_bytes;
+  /// Arrays an element is read from or written to in memory: Params' less the broadcast inputs.
+  static constexpr unsigned arrays_per_element =
+      Params::num_inputs + Params::num_outputs -
+      rows_load_bytes<Params, Broadcast>::broadcast_arrays;
   Params row;
   std::size_t rows;
   std::size_t output_pitch[Params::num_outputs];
