@@ -126,7 +126,8 @@ def main():
         ref_src = open(os.path.join(kb, "KernelBench", problem)).read()
         control = model_new in (CONTROL_EAGER, CONTROL_COMPILE)
         if control:  # KernelBench's Model in ModelNew's place
-            new_src = ref_src + (CONTROL_EAGER_SRC if model_new == CONTROL_EAGER else CONTROL_COMPILE_SRC)
+            control_src = CONTROL_EAGER_SRC if model_new == CONTROL_EAGER else CONTROL_COMPILE_SRC
+            new_src = ref_src + control_src
         else:
             new_src = open(os.path.join(EXAMPLES, model_new)).read()
         valid, errors, warnings = validate_kernel_static(new_src, backend="cuda", precision="fp32")
@@ -175,7 +176,8 @@ def main():
         def x(v):
             return f"{v:.3f}x" if v else "-"
         check = "-" if r["control"] else "ok" if r["static_check"] else r["static_errors"]
-        print(f"| {r['problem']}{' ' + r['model_new'] if r['control'] else ''} | {check} | {r['compiled']} | "
+        label = r["problem"] + (" " + r["model_new"] if r["control"] else "")
+        print(f"| {label} | {check} | {r['compiled']} | "
               f"{r['correct']} | {r['model_new_ms']:.3f} | {r['eager_ms']:.3f} | {r['compile_ms']:.3f} | "
               f"{x(r['speedup_vs_eager'])} | {x(r['speedup_vs_compile'])} | "
               f"{r['eager_same_eval_ms'] or 0:.3f} | {x(r['speedup_vs_eager_same_eval'])} |")
