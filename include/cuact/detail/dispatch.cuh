@@ -76,12 +76,13 @@ std::size_t describe_arrays(const output_arrays<Out...>& outputs, std::size_t n,
 
 /// The launch model for `rows` rows of the split in `p` (an elementwise_params; rows = 1 for a
 /// 1-D launch), for `kernel`, whose instantiation the model reads (registers, occupancy).
+/// `extra_arrays`: per-element work the params' arrays do not show (the quantize's amax).
 template <class Params, class KernelParams>
 cudaError_t model_shape(void (*kernel)(KernelParams), int device, cost_hint hint, const Params& p,
-                        std::size_t rows, launch_shape& shape) {
+                        std::size_t rows, launch_shape& shape, unsigned extra_arrays = 0) {
   return choose_launch_shape(kernel, device, hint, p.vectors * rows, (p.head + p.tail) * rows,
                              Params::vector_load_bytes, Params::bytes_per_element,
-                             Params::num_inputs + Params::num_outputs,
+                             Params::num_inputs + Params::num_outputs + extra_arrays,
                              Params::max_vectors_per_thread, shape);
 }
 
