@@ -69,7 +69,8 @@ inline constexpr double load_latency_seconds = 0.8e-6;
 ///   two (two passes);
 /// - H100, budget about 40 for a 16-bit forward: the heavy 16-bit forwards (selu, silu, gelu_tanh,
 ///   softplus) at 0.991-0.992 x memcpy in two passes of two vectors, 0.994-0.997 in one
-///   (bench/results/h100/shapes_heavy_ops.txt; one pass);
+///   (bench/results/h100/shapes_heavy_ops.txt; one pass; the A/B of this rule against the
+///   per-element 48, h100/launch_rule_ab.txt: 26 --family rows +0.5% on average);
 /// - H200, about 42 for a 16-bit backward (three arrays): 1.02 x memcpy in two passes of one
 ///   vector (h200/family.txt; two passes, unchanged from the per-element 48 used before);
 /// - H200, about 56 for an fp32 forward: selu lost 1.4% with two passes (one pass).
