@@ -240,7 +240,6 @@ void add_relu_mask(std::vector<entry>& out, int row) {
   // The sign-mask kernel's shape, as detail::run_sign_mask_forward chooses it.
   forward.shape = [](const call_args& a) {
     using act_t = cuact::forward_op<cuact::relu, T>;
-    using params_t = cuact::detail::sign_mask_params<T, act_t>;
     const auto kernel = cuact::detail::sign_mask_forward_kernel<T, act_t>;
     shape_report report;
     int device = 0;
@@ -248,9 +247,7 @@ void add_relu_mask(std::vector<entry>& out, int row) {
     cuact::detail::launch_shape shape{};
     if (cudaGetDevice(&device) != cudaSuccess ||
         cuact::detail::get_kernel_facts(kernel, device, facts) != cudaSuccess ||
-        cuact::detail::choose_launch_shape(
-            kernel, device, cuact::detail::cost_hint::light, cuact::detail::mask_bytes(a.n), 0,
-            params_t::vector_load_bytes, 2 * sizeof(T), 2, 1, shape) != cudaSuccess) {
+        cuact::detail::model_sign_mask_shape<T, act_t>(device, a.n, shape) != cudaSuccess) {
       cudaGetLastError();
       return report;
     }

@@ -82,7 +82,7 @@ cudaError_t model_shape(void (*kernel)(KernelParams), int device, cost_hint hint
                         std::size_t rows, launch_shape& shape, unsigned extra_arrays = 0) {
   return choose_launch_shape(kernel, device, hint, p.vectors * rows, (p.head + p.tail) * rows,
                              Params::vector_load_bytes, Params::bytes_per_element,
-                             Params::num_inputs + Params::num_outputs + extra_arrays,
+                             Params::arrays_per_element + extra_arrays,
                              Params::max_vectors_per_thread, shape);
 }
 
@@ -181,6 +181,15 @@ cudaError_t run_rows(Op op, const output_arrays<Out...>& row0_outputs,
                             shape.threads_per_block, stream);
 }
 
+/// The launch model for the sign-mask forward over n elements (one thread per mask word: an
+/// element moves its input and output, two arrays; the mask's bits ride along).
+template <class T, class Activation>
+cudaError_t model_sign_mask_shape(int device, std::size_t n, launch_shape& shape) {
+  return choose_launch_shape(sign_mask_forward_kernel<T, Activation>, device, cost_hint::light,
+                             mask_bytes(n), 0, sign_mask_params<T, Activation>::vector_load_bytes,
+                             2 * sizeof(T), 2, 1, shape);
+}
+
 /// Validates, then launches the sign-mask forward (out = act(in), mask bit = in > 0).
 template <class T, class Activation>
 cudaError_t run_sign_mask_forward(Activation act, const T* in, T* out, std::uint32_t* mask,
@@ -195,12 +204,9 @@ cudaError_t run_sign_mask_forward(Activation act, const T* in, T* out, std::uint
   if (const cudaError_t status = validate_arrays(arrays, 3, device); status != cudaSuccess) {
     return status;
   }
-  using params_t = sign_mask_params<T, Activation>;
-  const params_t params = make_sign_mask_params(act, in, out, mask, n);
+  const sign_mask_params<T, Activation> params = make_sign_mask_params(act, in, out, mask, n);
   launch_shape shape{};
-  if (const cudaError_t status = choose_launch_shape(
-          sign_mask_forward_kernel<T, Activation>, device, cost_hint::light, mask_bytes(n), 0,
-          params_t::vector_load_bytes, 2 * sizeof(T), 2, 1, shape);
+  if (const cudaError_t status = model_sign_mask_shape<T, Activation>(device, n, shape);
       status != cudaSuccess) {
     return status;
   }

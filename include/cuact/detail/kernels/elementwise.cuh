@@ -136,6 +136,8 @@ struct elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>> {
   static constexpr std::size_t vector_load_bytes = ((sizeof(In) * VecWidth) + ...);
   /// Bytes one element moves: inputs read plus outputs written.
   static constexpr std::size_t bytes_per_element = (sizeof(In) + ...) + (sizeof(Out) + ...);
+  /// Arrays one element is read from or written to (the launch model's per-array budget).
+  static constexpr unsigned arrays_per_element = sizeof...(In) + sizeof...(Out);
   /// The most vectors a thread loads before it computes (CUACT_MAX_LOAD_BYTES_PER_THREAD).
   static constexpr int max_vectors_per_thread =
       vector_load_bytes >= CUACT_MAX_LOAD_BYTES_PER_THREAD

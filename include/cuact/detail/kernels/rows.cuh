@@ -87,8 +87,7 @@ struct rows_params {
       Params::bytes_per_element - rows_load_bytes<Params, Broadcast>::broadcast_bytes;
   /// Arrays an element is read from or written to in memory: Params' less the broadcast inputs.
   static constexpr unsigned arrays_per_element =
-      Params::num_inputs + Params::num_outputs -
-      rows_load_bytes<Params, Broadcast>::broadcast_arrays;
+      Params::arrays_per_element - rows_load_bytes<Params, Broadcast>::broadcast_arrays;
   Params row;
   std::size_t rows;
   std::size_t output_pitch[Params::num_outputs];
