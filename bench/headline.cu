@@ -27,9 +27,10 @@ int run_headline(const device_info& device, const options& opts) {
       "total bytes in this run; x CUB: over cub::DeviceTransform with the same functor (first "
       "called at this n)\n");
   std::printf(
-      "# blocks/thr/vpt/heavy: the launch shape cuact's model chose for this call; regs and "
-      "blk/SM: the kernel's registers per thread and resident blocks per SM; check: cuact vs "
-      "CUB's (or another cuact route's) result\n\n");
+      "# blocks/thr/vpt/heavy: the launch shape cuact's model chose for this call (heavy = "
+      "table: a bf16 forward looked up from a table of its results); regs and blk/SM: the "
+      "kernel's registers per thread and resident blocks per SM; check: cuact vs CUB's (or "
+      "another cuact route's) result\n\n");
   runner.print_header();
 
   std::vector<row_result> rows;

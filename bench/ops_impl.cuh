@@ -92,13 +92,43 @@ inline constexpr int entry_width_v =
 /// The launch shape the model picks for op over these arrays: the same params type as cuact's
 /// entry builds, the same kernel instantiation, the same call into the model
 /// (detail::model_shape, as detail::run_elementwise makes it).
-template <class T, class Op, class... In>
+/// A tabulable op (a forward: Tabulable) on bf16 data over at least tabulated_min_elements
+/// reports the tabulated kernel's fixed shape (detail::run_tabulated), its registers and its
+/// resident blocks with the table in shared memory.
+template <class T, bool Tabulable = false, class Op, class... In>
 shape_report modelled_shape(Op op, cuact::detail::cost_hint hint, T* out, std::size_t n,
                             const In*... in) {
   const auto params = cuact::make_elementwise_params<entry_width_v<T, In...>>(
       op, cuact::outputs(out), n, cuact::inputs(in...));
   using params_t = std::remove_const_t<decltype(params)>;
   shape_report report;
+  if constexpr (Tabulable && sizeof...(In) == 1 && std::is_same_v<T, __nv_bfloat16>) {
+    if (cuact::detail::tabulates(hint, n)) {
+      const auto table_params = cuact::detail::tabulated_params(params, nullptr);
+      const auto kernel =
+          cuact::detail::tabulated_kernel<std::remove_const_t<decltype(table_params)>>;
+      const cuact::detail::launch_shape shape = cuact::detail::tabulated_launch_shape(
+          params.vectors, params.head + params.tail, params_t::max_vectors_per_thread);
+      cudaFuncAttributes attributes{};
+      if (cudaFuncGetAttributes(&attributes, kernel) != cudaSuccess ||
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+              &report.resident_blocks_per_sm, kernel, static_cast<int>(shape.threads_per_block),
+              cuact::detail::bf16_table_window::bytes) != cudaSuccess) {
+        cudaGetLastError();
+        return report;
+      }
+      report.available = true;
+      report.tabulated = true;
+      report.blocks = shape.blocks;
+      report.threads_per_block = shape.threads_per_block;
+      report.vectors_per_thread = shape.vectors_per_thread;
+      report.passes = shape.passes;
+      report.max_vectors_per_thread = static_cast<unsigned>(params_t::max_vectors_per_thread);
+      report.heavy = shape.heavy;
+      report.registers = attributes.numRegs;
+      return report;
+    }
+  }
   int device = 0;
   cuact::detail::kernel_facts kernel{};
   cuact::detail::launch_shape shape{};
@@ -139,8 +169,9 @@ cudaError_t direct_launch(Op op, T* out, std::size_t n, unsigned threads_per_blo
 }
 
 /// Fills the parts of an entry that every elementwise op shares: CUB, shape and direct launch
-/// for `op` reading in0 (Inputs == 1) or in0, in1 (Inputs == 2).
-template <class T, int Inputs, class Op>
+/// for `op` reading in0 (Inputs == 1) or in0, in1 (Inputs == 2). Tabulable: op is a forward
+/// (cuact::forward may tabulate it).
+template <class T, int Inputs, class Op, bool Tabulable = false>
 void set_elementwise(entry& e, Op op, cuact::detail::cost_hint hint) {
   e.element_inputs = Inputs;
   if constexpr (Inputs == 1) {
@@ -148,7 +179,7 @@ void set_elementwise(entry& e, Op op, cuact::detail::cost_hint hint) {
       return cub_transform<T>(op, out_ptr<T>(a.out), a.n, s, in_ptr<T>(a.in0));
     };
     e.shape = [op, hint](const call_args& a) {
-      return modelled_shape<T>(op, hint, out_ptr<T>(a.out), a.n, in_ptr<T>(a.in0));
+      return modelled_shape<T, Tabulable>(op, hint, out_ptr<T>(a.out), a.n, in_ptr<T>(a.in0));
     };
     e.direct = [op](const call_args& a, unsigned block, unsigned k, int passes, cudaStream_t s) {
       return direct_launch<T>(op, out_ptr<T>(a.out), a.n, block, k, passes, s, in_ptr<T>(a.in0));
@@ -187,8 +218,8 @@ void add_activation(std::vector<entry>& out, const char* activation, const A& ac
     return cuact::forward(act, in_ptr<T>(a.in0), out_ptr<T>(a.out), a.n, s);
   };
   // the forward's own hint (gelu's is_compute_bound), as cuact::forward passes it
-  set_elementwise<T, 1>(forward, make_op<cuact::forward_op<A, T>>(act),
-                        cuact::detail::forward_cost<A>);
+  set_elementwise<T, 1, cuact::forward_op<A, T>, /*Tabulable=*/true>(
+      forward, make_op<cuact::forward_op<A, T>>(act), cuact::detail::forward_cost<A>);
   out.push_back(forward);
 
   if constexpr (cuact::has_derivative_v<A>) {

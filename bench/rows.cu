@@ -168,17 +168,21 @@ void row_runner::print(const row_result& r) const {
   const bool forward = e.is_forward();
   std::string check = "-";
   if (r.checked) check = r.check_ok ? "ok" : format("BAD %.2g", r.difference);
-  table_.row(
-      {e.label(), name(e.type), forward ? (r.place == placement::in_place ? "in" : "out") : "-",
-       format("%.1f", r.cuact_gbps), ratio_text(r.cuact_gbps, r.memcpy_gbps),
-       r.cub_gbps > 0 ? format("%.1f", r.cub_gbps) : "-", ratio_text(r.cuact_gbps, r.cub_gbps),
-       format("%.3f", r.cuact_ms), format("%.1f", r.spread_percent),
-       sh.available ? format("%u", sh.blocks) : "-",
-       sh.available ? format("%u", sh.threads_per_block) : "-",
-       sh.available ? format("%u", sh.vectors_per_thread) : "-",
-       sh.available ? format("%u", sh.passes) : "-", sh.available ? (sh.heavy ? "yes" : "no") : "-",
-       sh.available ? format("%d", sh.registers) : "-",
-       sh.available ? format("%d", sh.resident_blocks_per_sm) : "-", check});
+  table_.row({e.label(), name(e.type),
+              forward ? (r.place == placement::in_place ? "in" : "out") : "-",
+              format("%.1f", r.cuact_gbps), ratio_text(r.cuact_gbps, r.memcpy_gbps),
+              r.cub_gbps > 0 ? format("%.1f", r.cub_gbps) : "-",
+              ratio_text(r.cuact_gbps, r.cub_gbps), format("%.3f", r.cuact_ms),
+              format("%.1f", r.spread_percent), sh.available ? format("%u", sh.blocks) : "-",
+              sh.available ? format("%u", sh.threads_per_block) : "-",
+              sh.available ? format("%u", sh.vectors_per_thread) : "-",
+              sh.available ? format("%u", sh.passes) : "-",
+              sh.available ? (sh.tabulated ? "table"
+                              : sh.heavy   ? "yes"
+                                           : "no")
+                           : "-",
+              sh.available ? format("%d", sh.registers) : "-",
+              sh.available ? format("%d", sh.resident_blocks_per_sm) : "-", check});
 }
 
 void print_minimums(const std::vector<row_result>& rows, const char* what) {

@@ -15,7 +15,8 @@ int run_user(const device_info& device, const options& opts) {
   print_device(device, "--user", stdout);
   std::printf(
       "# n = 4096 x 393216 = %zu elements; user functors without is_heavy: heavy = the model's "
-      "estimate from the kernel's registers; median of %d calls; columns as --headline\n\n",
+      "estimate (table: bf16, looked up from a table of the functor's results); median of %d "
+      "calls; columns as --headline\n\n",
       seeds_n, reps);
   runner.print_header();
   std::vector<row_result> rows;

@@ -1,6 +1,6 @@
-# CPU tests (label cpu): run in CI with no GPU. The grid simulation is one executable in three
+# CPU tests (label cpu): run in CI with no GPU. The grid simulation is one executable in four
 # translation units so -j2 builds it in parallel.
-cuact_add_test(NAME cpu_grid KIND cpu SOURCES cpu_grid.cu cpu_grid_table.cu cpu_mask.cu)
+cuact_add_test(NAME cpu_grid KIND cpu SOURCES cpu_grid.cu cpu_grid_table.cu cpu_mask.cu cpu_table.cu)
 cuact_add_test(NAME cpu_support KIND cpu SOURCES cpu_support.cu)
 
 # README's code snippets are the examples' (tools/readme_snippets.py rewrites them).

@@ -21,9 +21,9 @@ cudaError_t forward(Activation act, const T* in, T* out, std::size_t n,
                     cudaStream_t stream = nullptr) {
   detail::check_input_type<T>();
   check_activation<Activation, detail::compute_t<T>>();
-  return detail::run_elementwise<VecWidth>(forward_op<Activation, T>{{}, act}, outputs(out), n,
-                                           inputs(in), stream, detail::forward_cost<Activation>,
-                                           detail::every_input_in_place);
+  return detail::run_elementwise<VecWidth, /*Tabulable=*/true>(
+      forward_op<Activation, T>{{}, act}, outputs(out), n, inputs(in), stream,
+      detail::forward_cost<Activation>, detail::every_input_in_place);
 }
 
 /// In-place shorthand: data[i] = act(data[i]).

@@ -5,12 +5,16 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
 #include <type_traits>
 
 #include "config.cuh"
 #include "kernels/elementwise.cuh"
 #include "kernels/relu_mask.cuh"
 #include "kernels/rows.cuh"
+#include "kernels/table.cuh"
 #include "launch.cuh"
 #include "numeric.cuh"
 #include "validate.cuh"
@@ -86,9 +90,97 @@ cudaError_t model_shape(void (*kernel)(KernelParams), int device, cost_hint hint
                              Params::max_vectors_per_thread, shape);
 }
 
+/// Table buffers kept per op type: distinct op values (and devices) beyond this many are computed
+/// directly.
+inline constexpr int table_buffers_per_op_type = 8;
+
+/// The device buffer for the table of `op` on `device`, allocated on first use and kept for the
+/// process: one per op type, device and op value (its bytes). Why not stream-ordered memory per
+/// call: cudaMallocFromPoolAsync and cudaFreeAsync around each call cost the H100 about 1% at 1.6 G
+/// bf16 elements and 4-7% at 2^26-2^28 (a variant with a kept buffer: 0.996-1.003 x memcpy at
+/// 1.6 G against 0.985-0.993; bench/results/h100/table_variants.txt), and 7 us of host time per
+/// call. Why per op value: every call fills its own table before reading it, and two calls that
+/// share a buffer, on any streams, write the same bits into it, so a concurrent fill never
+/// changes what another call reads. Returns cudaErrorNotSupported, nothing recorded, when no
+/// buffer can be had (the caller computes directly): the slots are taken, the allocation failed,
+/// or the stream is being captured and the buffer would have to be allocated (cudaMalloc would
+/// invalidate the capture).
+template <class Op>
+cudaError_t get_table_buffer(const Op& op, int device, cudaStream_t stream,
+                             std::uint16_t*& entries) {
+  static_assert(std::is_trivially_copyable_v<Op>, "cuact: ops are copied to the device as bytes");
+  struct buffer {
+    int device;
+    unsigned char op_bytes[sizeof(Op)];
+    std::uint16_t* entries;
+  };
+  static std::mutex lock;
+  static buffer buffers[table_buffers_per_op_type];
+  static int used = 0;
+  unsigned char op_bytes[sizeof(Op)];
+  std::memcpy(op_bytes, &op, sizeof(Op));
+  const std::lock_guard<std::mutex> guard(lock);
+  for (int b = 0; b < used; ++b) {
+    if (buffers[b].device == device &&
+        std::memcmp(buffers[b].op_bytes, op_bytes, sizeof(Op)) == 0) {
+      entries = buffers[b].entries;
+      return cudaSuccess;
+    }
+  }
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (used == table_buffers_per_op_type || cudaStreamIsCapturing(stream, &capture) != cudaSuccess ||
+      capture != cudaStreamCaptureStatusNone ||
+      cudaMalloc(reinterpret_cast<void**>(&entries), bf16_table_window::bytes) != cudaSuccess) {
+    cudaGetLastError();
+    return cudaErrorNotSupported;
+  }
+  buffers[used].device = device;
+  std::memcpy(buffers[used].op_bytes, op_bytes, sizeof(Op));
+  buffers[used].entries = entries;
+  ++used;
+  return cudaSuccess;
+}
+
+/// Launches a tabulated bf16 forward over the arrays of `params` (kernels/table.cuh): the fill
+/// kernel writes op's table, the lookup kernel reads it. Returns cudaErrorNotSupported, with
+/// nothing launched and no error recorded, when there is no buffer for the table
+/// (get_table_buffer): the caller computes directly.
+template <class Params>
+cudaError_t run_tabulated(const Params& params, int device, cudaStream_t stream) {
+  std::uint16_t* entries = nullptr;
+  if (get_table_buffer(params.op, device, stream, entries) != cudaSuccess) {
+    return cudaErrorNotSupported;
+  }
+  auto table_params = tabulated_params(params, entries);
+  const auto kernel = tabulated_kernel<decltype(table_params)>;
+  kernel_facts facts{};
+  if (const cudaError_t status = get_kernel_facts(kernel, device, facts); status != cudaSuccess) {
+    return status;
+  }
+  constexpr unsigned fill_threads = 256;
+  using op_t = decltype(params.op);
+  if (const cudaError_t status = launch_kernel_grid(
+          fill_bf16_table_kernel<op_t>, bf16_table_fill<op_t>{params.op, entries},
+          dim3((bf16_table_window::entries + fill_threads - 1) / fill_threads), fill_threads,
+          stream);
+      status != cudaSuccess) {
+    return status;
+  }
+  const launch_shape shape = tabulated_launch_shape(params.vectors, params.head + params.tail,
+                                                    Params::max_vectors_per_thread);
+  table_params.vectors_per_thread = shape.vectors_per_thread;
+  // Started while the fill runs, its first loads in flight, where its code waits for the fill
+  // (compiled for sm_90 on: tabulating_access::ready). With it at 2^26 elements: 0.959-0.961 x
+  // memcpy, without 0.947-0.951 (H100, bench/results/h100/table_variants.txt).
+  return launch_kernel_grid(kernel, table_params, dim3(shape.blocks), shape.threads_per_block,
+                            stream, bf16_table_window::bytes, facts.binary_version >= 90);
+}
+
 /// Validates, then launches elementwise_kernel over n elements: outputs[i] = op(inputs[i]...).
 /// `extra` lists arrays the op reads by itself (the ReLU mask), validated with the others.
-template <int VecWidth, class Op, class... Out, class... In>
+/// Tabulable: op is a pure function of its one input (an activation's forward), so a bf16 one may
+/// be tabulated (launch.cuh: tabulates).
+template <int VecWidth, bool Tabulable = false, class Op, class... Out, class... In>
 cudaError_t run_elementwise(Op op, const output_arrays<Out...>& outputs, std::size_t n,
                             const input_arrays<In...>& inputs, cudaStream_t stream, cost_hint hint,
                             in_place_inputs in_place, const array_arg* extra = nullptr,
@@ -105,6 +197,16 @@ cudaError_t run_elementwise(Op op, const output_arrays<Out...>& outputs, std::si
     return status;
   }
   auto params = make_params<width>(op, outputs, n, inputs);
+  if constexpr (Tabulable && sizeof...(In) == 1 &&
+                (std::is_same_v<type_list<Out..., In...>,
+                                type_list<__nv_bfloat16, __nv_bfloat16>>)) {
+    if (tabulates(hint, n)) {
+      if (const cudaError_t status = run_tabulated(params, device, stream);
+          status != cudaErrorNotSupported) {
+        return status;
+      }
+    }
+  }
   using params_t = decltype(params);
   launch_shape shape{};
   if (const cudaError_t status =

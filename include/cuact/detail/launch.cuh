@@ -27,8 +27,17 @@
 ///   1%, a right one wins 5-20% (see model_launch_shape).
 /// - **Small work.** Below one full wave of resident threads, one vector per thread, so every SM
 ///   gets work.
+/// - **Tabulated bf16 forwards** (kernels/table.cuh). A bf16 forward without a cost hint (a user's
+///   plainly written functor) over at least tabulated_min_elements elements is looked up from a
+///   table of the functor's own results instead of computed: about ten instructions per element
+///   whatever the functor, so neither the cost estimate nor the passes above apply. Its shape is
+///   fixed: tabulated_threads_per_block threads, two vectors per thread, one pass. H100, 1.6 G
+///   elements (bench/results/h100/table_variants.txt): user softplus 0.90-0.92 -> 0.997 x memcpy,
+///   elu 0.956-0.960 -> 1.001, sigmoid 0.993 -> 1.003. Built-in activations, which declare a hint,
+///   keep their direct path: at the H100's ceiling already, and ahead of the table below 2^28.
 /// - Everything read from the device is cached per device (and per kernel instantiation for
-///   occupancy) in atomics: concurrent calls from many host threads on many devices take no lock.
+///   occupancy) in atomics: concurrent calls from many host threads on many devices take no lock
+///   (but for a tabulated forward's table buffer: dispatch.cuh, get_table_buffer).
 #pragma once
 
 #include <atomic>
@@ -88,6 +97,20 @@ inline constexpr double compute_bound_budget_per_array = 32;
 /// Threads per block: PyTorch's choice for elementwise kernels. On H200 128-thread blocks reached
 /// the copy ceiling where 1024-thread blocks lost 4-5% (block turnover at the end of the grid).
 inline constexpr unsigned threads_per_block = 128;
+
+/// Threads per block of a tabulated forward: each block copies the 16 KiB table into shared
+/// memory before it starts, so blocks four times PyTorch's size pay that copy for four times the
+/// work (H100, one pass of two vectors, 1.6 G elements: 256 threads 0.966-0.972 x memcpy with
+/// four passes, 512 0.983-0.996 with one, 1024 0.981-0.987 with two; more passes of 512 lost
+/// more: two 0.983-0.988, four 0.97, eight 0.95; table_variants.txt).
+inline constexpr unsigned tabulated_threads_per_block = 512;
+
+/// Elements from which a bf16 forward is tabulated. Each call fills its table first (a kernel of
+/// 8192 evaluations, overlapped with the lookups' start: about 4 us on the H100), so the table
+/// wins only where that is small against the data's time: H100, x memcpy, table against direct
+/// (table_variants.txt), 2^26: 0.95-0.96 against softplus 0.90, elu 0.93, sigmoid 0.97;
+/// 2^27: 0.97-0.98 against 0.91, 0.94, 0.98; 2^28: 0.99 against 0.92, 0.96, 0.994.
+inline constexpr std::size_t tabulated_min_elements = std::size_t(1) << 27;
 
 /// Clears an error the runtime recorded for a failed query, so the caller gets it once, returned.
 inline cudaError_t returned(cudaError_t status) {
@@ -155,17 +178,21 @@ inline cudaError_t get_device_facts(int device, device_facts& facts) {
 struct kernel_facts {
   int resident_blocks_per_sm;  ///< at threads_per_block threads, from the occupancy API
   int registers_per_thread;
+  /// The architecture of the code the device runs the kernel from (90: sm_90; 0: not queried).
+  int binary_version = 0;
 };
 
 /// The facts of `kernel` on `device`, queried once per instantiation (Params), device and process.
 template <class Params>
 cudaError_t get_kernel_facts(void (*kernel)(Params), int device, kernel_facts& facts) {
-  static std::atomic<int> cache[max_cached_devices][2];  // {blocks, registers}; 0: not queried
+  // {blocks, registers, binary version}; 0: not queried
+  static std::atomic<int> cache[max_cached_devices][3];
   const bool cacheable = device >= 0 && device < max_cached_devices;
   if (cacheable) {
     const int blocks = cache[device][0].load(std::memory_order_acquire);
     if (blocks != 0) {
-      facts = {blocks, cache[device][1].load(std::memory_order_relaxed)};
+      facts = {blocks, cache[device][1].load(std::memory_order_relaxed),
+               cache[device][2].load(std::memory_order_relaxed)};
       return cudaSuccess;
     }
   }
@@ -177,9 +204,11 @@ cudaError_t get_kernel_facts(void (*kernel)(Params), int device, kernel_facts& f
   }
   if (status != cudaSuccess) return returned(status);
   facts.registers_per_thread = attributes.numRegs;
+  facts.binary_version = attributes.binaryVersion;
   if (facts.resident_blocks_per_sm < 1) facts.resident_blocks_per_sm = 1;
   if (cacheable) {
     cache[device][1].store(facts.registers_per_thread, std::memory_order_relaxed);
+    cache[device][2].store(facts.binary_version, std::memory_order_relaxed);
     cache[device][0].store(facts.resident_blocks_per_sm, std::memory_order_release);
   }
   return cudaSuccess;
@@ -194,6 +223,12 @@ enum class cost_hint {
   /// where the budget is under compute_bound_budget_per_array per array
   compute_bound,
 };
+
+/// Whether a bf16 forward over n elements with this cost hint is tabulated (kernels/table.cuh):
+/// a functor without a hint, over at least tabulated_min_elements elements.
+inline constexpr bool tabulates(cost_hint hint, std::size_t n) {
+  return hint == cost_hint::estimate && n >= tabulated_min_elements;
+}
 
 /// One launch's shape.
 struct launch_shape {
@@ -261,6 +296,17 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
   return {grid_blocks(threads, threads_per_block), threads_per_block, k, passes, heavy};
 }
 
+/// The shape of a tabulated forward (see tabulated_threads_per_block): two vectors per thread
+/// (capped at the kernel's limit), one pass.
+inline launch_shape tabulated_launch_shape(std::size_t vectors, std::size_t scalars,
+                                           unsigned max_vectors_per_thread) {
+  const unsigned k = max_vectors_per_thread < 2 ? max_vectors_per_thread : 2;
+  const std::size_t vector_threads = (vectors + k - 1) / k;
+  const std::size_t threads = vector_threads > scalars ? vector_threads : scalars;
+  return {grid_blocks(threads, tabulated_threads_per_block), tabulated_threads_per_block, k, 1,
+          true};
+}
+
 /// Reads the device's and the kernel's facts (cached) and returns the modelled shape.
 template <class Params>
 cudaError_t choose_launch_shape(void (*kernel)(Params), int device, cost_hint hint,
@@ -282,14 +328,28 @@ cudaError_t choose_launch_shape(void (*kernel)(Params), int device, cost_hint hi
   return cudaSuccess;
 }
 
-/// Launches kernel(params) on `grid` blocks of `threads_per_block`; returns the launch's status.
+/// Launches kernel(params) on `grid` blocks of `threads_per_block`, with `dynamic_shared_bytes` of
+/// dynamic shared memory per block (tabulated_kernel's table); returns the launch's status.
+/// `overlap_previous`: the kernel may start while the stream's previous kernel runs (programmatic
+/// dependent launch, sm_90 on); it must wait for it (`griddepcontrol.wait`) before reading what
+/// that kernel writes.
 template <class Params>
 cudaError_t launch_kernel_grid(void (*kernel)(Params), const Params& params, dim3 grid,
-                               unsigned threads_per_block, cudaStream_t stream) {
+                               unsigned threads_per_block, cudaStream_t stream,
+                               std::size_t dynamic_shared_bytes = 0,
+                               bool overlap_previous = false) {
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = dim3(threads_per_block);
+  config.dynamicSmemBytes = dynamic_shared_bytes;
   config.stream = stream;
+  cudaLaunchAttribute overlap{};
+  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap.val.programmaticStreamSerializationAllowed = 1;
+  if (overlap_previous) {
+    config.attrs = &overlap;
+    config.numAttrs = 1;
+  }
   return cudaLaunchKernelEx(&config, kernel, params);
 }
 

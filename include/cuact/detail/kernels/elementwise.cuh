@@ -104,6 +104,18 @@ template <class Op>
 inline constexpr bool takes_vector_index_v<Op, std::void_t<decltype(Op::takes_vector_index)>> =
     Op::takes_vector_index;
 
+/// An op that declares `static constexpr bool takes_held_vector = true` (one 16-bit input, one
+/// output of the same type) is called once per vector with the input vector as loaded, its
+/// storage words (held_vector_t): `op.template apply_held<Width>(words) -> words` returns the
+/// output's. The scalar head and tail still call op(value). Why: an op on the bits themselves
+/// (kernels/table.cuh's lookup) would otherwise have each lane widened to float, taken apart
+/// again, and its result rounded back: ten more instructions per element.
+template <class Op, class = void>
+inline constexpr bool takes_held_vector_v = false;
+template <class Op>
+inline constexpr bool takes_held_vector_v<Op, std::void_t<decltype(Op::takes_held_vector)>> =
+    Op::takes_held_vector;
+
 /// The load-phase state of a vector (an empty one for ops that do not take the vector index).
 struct no_vector_state {};
 #pragma nv_exec_check_disable
@@ -286,6 +298,17 @@ CUACT_HOST_DEVICE void compute_and_store(
   static_assert(!takes_vector_index_v<Op> || takes_element_index_v<Op>,
                 "cuact: an op taking the vector index is called per element for the scalar head "
                 "and tail too: declare takes_element_index as well");
+  if constexpr (Width > 1 && takes_held_vector_v<Op>) {
+    static_assert(
+        sizeof...(In) == 1 && std::is_same_v<type_list<In...>, type_list<Out...>> &&
+            (held_as_words_v<In, Width> && ...),
+        "cuact: an op taking the held vector maps one 16-bit array to another of its type");
+    (access.store(
+         reinterpret_cast<held_vector_t<Out, Width>*>(cuda::std::get<O>(params.outputs) + first),
+         params.op.template apply_held<Width>(cuda::std::get<I>(loaded)...)),
+     ...);
+    return;  // (what follows compiles for it all the same: its op(value) serves the scalars)
+  }
   const cuda::std::tuple<vector_of<compute_t<In>, Width>...> lanes{
       lanes_of<In, Width>(cuda::std::get<I>(loaded))...};
   using value_t = decltype(compute_value(params.op, first, lanes, std::index_sequence<I...>{}, 0));
@@ -323,6 +346,17 @@ CUACT_HOST_DEVICE cuda::std::tuple<held_vector_t<In, Width>...> load_inputs(
       cuda::std::get<I>(params.inputs) + first))...};
 }
 
+/// An access that declares `ready()` has it called exactly once by every thread, after the
+/// thread's first load phase (or, for a thread without vectors, before its scalars): a kernel
+/// whose op needs block-wide preparation (kernels/table.cuh: the table in shared memory) does it
+/// there, while the first loads are in flight. Threads call it at different points of the body,
+/// so a barrier in it must be one that allows that (`barrier.sync` without `.aligned`).
+template <class Access, class = void>
+inline constexpr bool has_ready_v = false;
+template <class Access>
+inline constexpr bool
+    has_ready_v<Access, std::void_t<decltype(std::declval<const Access&>().ready())>> = true;
+
 /// The per-thread body: thread `thread` of `num_threads` handles vectors thread,
 /// thread + num_threads, ..., loading vectors_per_thread of them before computing any (so their
 /// loads are in flight together), and then the head and tail scalars in the same grid-stride
@@ -339,6 +373,7 @@ CUACT_HOST_DEVICE void elementwise_thread(
   const auto outputs = std::index_sequence_for<Out...>{};
   const int k = params.effective_vectors_per_thread();
   const std::size_t step = num_threads * static_cast<std::size_t>(k);
+  [[maybe_unused]] bool ready = false;  // access.ready() called (accesses that have it)
   for (std::size_t base = thread; base < params.vectors; base += step) {
     cuda::std::tuple<held_vector_t<In, VecWidth>...> loaded[max_k];
     decltype(load_vector_state<VecWidth>(params.op, 0)) states[max_k] = {};  // {}: GCC warns
@@ -350,6 +385,10 @@ CUACT_HOST_DEVICE void elementwise_thread(
         states[u] = load_vector_state<VecWidth>(params.op, params.head + v * VecWidth);
       }
     }
+    if constexpr (has_ready_v<Access>) {
+      if (!ready) access.ready();
+      ready = true;
+    }
     CUACT_UNROLL
     for (int u = 0; u < max_k; ++u) {
       const std::size_t v = base + u * num_threads;
@@ -358,6 +397,9 @@ CUACT_HOST_DEVICE void elementwise_thread(
                                     access, inputs, outputs);
       }
     }
+  }
+  if constexpr (has_ready_v<Access>) {
+    if (!ready) access.ready();
   }
   const std::size_t scalars = params.head + params.tail;
   const std::size_t tail_shift = params.vectors * VecWidth;  // the tail starts after the vectors

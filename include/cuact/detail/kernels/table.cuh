@@ -1,0 +1,221 @@
+/// \file
+/// Tabulated bf16 forwards: the activation evaluated once for every bf16 input in a window of
+/// magnitudes, the results looked up from shared memory by the elementwise per-thread body.
+///
+/// Why: a bf16 forward moves 4 bytes per element, so the copy ceiling leaves about 31 issued
+/// instructions per element on an H200 and 44 on an H100 (launch.cuh: instruction_budget), and
+/// an activation with accurate transcendental math spends 40-60 (a user's `log1p(exp(x))`: 45 on
+/// sm_90). A lookup costs about ten, whatever the activation. The table holds what the activation
+/// itself returns for each input, rounded to bf16 as the direct path rounds it, so a tabulated
+/// forward writes the very bits a direct one does (tests: cpu_grid's exhaustive comparison on the
+/// host, gpu_table's on the device).
+///
+/// The lookups work on the input's storage words as loaded (the op takes the held vector,
+/// elementwise.cuh: takes_held_vector): widened to float, taken apart for the slot and rounded
+/// back, the same lookup cost 31 issued instructions per element against 21 and ran at 0.95 x
+/// memcpy where the prototype ran at 1.00 (bench/results/h100/table_ncu.txt).
+///
+/// The window: every |x| in [2^-20, 2^12) (exponent fields 107..138): 8192 entries, 16 KiB, small
+/// enough for several blocks per SM (a whole 65536-entry table, 128 KiB, allows one block of
+/// long-lived threads and lost 3-7% to the copy; bench/results/h100/table_prototype.txt).
+/// Activations' inputs sit in that window (a standard normal leaves it with probability about
+/// 1e-6); other inputs (zeros, larger or tinier magnitudes, infinities, NaN) are computed
+/// directly, in the same thread (a warp with one pays for both).
+#pragma once
+
+#include <cuda/std/bit>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "../config.cuh"
+#include "../numeric.cuh"
+#include "elementwise.cuh"
+
+namespace cuact {
+namespace detail {
+
+/// Which bf16 inputs the table holds and where: per sign, 32 exponent rows of 128 mantissas from
+/// exponent field first_exponent; the positive half first.
+struct bf16_table_window {
+  static constexpr unsigned first_exponent = 107;  ///< 2^-20
+  static constexpr unsigned exponents = 32;        ///< up to 2^12, exclusive
+  static constexpr unsigned mantissas = 128;
+  static constexpr unsigned per_sign = exponents * mantissas;
+  static constexpr unsigned entries = 2 * per_sign;
+  static constexpr std::size_t bytes = entries * sizeof(std::uint16_t);
+  static_assert(per_sign == 0x8000u >> 3, "cuact: slot() moves the sign bit to per_sign's");
+  static_assert(bytes % 16 == 0, "cuact: the table is copied in 16-byte words");
+
+  /// Offset of bf16 bits `b` (in the low 16 bits) from the window's first magnitude: below
+  /// per_sign exactly when b is in the window (it wraps for magnitudes below the window).
+  CUACT_HOST_DEVICE static unsigned offset(unsigned b) {
+    return (b & 0x7fffu) - first_exponent * mantissas;
+  }
+  /// The entry of bits `b` in the window (offset(b) < per_sign): the negative half second.
+  CUACT_HOST_DEVICE static unsigned slot(unsigned b) { return offset(b) | ((b >> 3) & per_sign); }
+  /// The bf16 bits whose entry is `s` (slot's inverse on [0, entries)).
+  CUACT_HOST_DEVICE static unsigned bits_of(unsigned s) {
+    return ((s / per_sign) << 15) | (s % per_sign + first_exponent * mantissas);
+  }
+};
+
+/// bf16 bits of op(x) for the input at table entry `s`, rounded as the elementwise path rounds.
+#pragma nv_exec_check_disable
+template <class Op>
+CUACT_HOST_DEVICE std::uint16_t bf16_table_entry(const Op& op, unsigned s) {
+  const float x = cuda::std::bit_cast<float>(bf16_table_window::bits_of(s) << 16);
+  const __nv_bfloat16_raw rounded = from_compute<__nv_bfloat16>(op(x));
+  return rounded.x;
+}
+
+/// The dynamic shared memory of tabulated_kernel: the table, as the 16-byte words it is copied in.
+#if defined(__CUDACC__)
+__device__ __forceinline__ uint4* shared_table_words() {
+  extern __shared__ uint4 cuact_shared_table_words[];
+  return cuact_shared_table_words;
+}
+#endif
+
+/// op on bf16 data through the table: each vector's storage words looked up as loaded (in the
+/// window, the entry; outside, op itself); the scalar head and tail computed directly. `entries`
+/// is the table in global memory (the host simulation reads it there); on the device,
+/// tabulated_kernel's shared copy is read instead.
+template <class Op>
+struct bf16_table_op {
+  static constexpr bool takes_held_vector = true;
+  Op op;
+  const std::uint16_t* entries;
+
+#pragma nv_exec_check_disable
+  template <class C>
+  CUACT_HOST_DEVICE auto operator()(C x) const {
+    return op(x);
+  }
+
+  /// The output words of a vector of `Width` bf16 lanes held as Width / 2 words (lane 2w low).
+  /// A branch per lane: reading every lane's entry and testing the window once per vector held
+  /// all eight entries in registers (42 against 31) and ran at 0.95 x memcpy against 0.99
+  /// (H100, bench/results/h100/table_variants.txt).
+  template <int Width>
+  CUACT_HOST_DEVICE vector_of<std::uint32_t, Width / 2> apply_held(
+      const vector_of<std::uint32_t, Width / 2>& words) const {
+    vector_of<std::uint32_t, Width / 2> result;
+    CUACT_UNROLL
+    for (int w = 0; w < Width / 2; ++w) {
+      const std::uint32_t word = words.elements[w];
+      result.elements[w] = lookup(word & 0xffffu) | (lookup(word >> 16) << 16);
+    }
+    return result;
+  }
+
+ private:
+#pragma nv_exec_check_disable
+  /// The result for bits `b`: the entry in the window, op itself outside.
+  CUACT_HOST_DEVICE std::uint32_t lookup(std::uint32_t b) const {
+    if (bf16_table_window::offset(b) < bf16_table_window::per_sign) {
+      return entry(bf16_table_window::slot(b));
+    }
+    const __nv_bfloat16_raw computed =
+        from_compute<__nv_bfloat16>(op(cuda::std::bit_cast<float>(b << 16)));
+    return computed.x;
+  }
+  CUACT_HOST_DEVICE std::uint32_t entry(unsigned s) const {
+#if defined(__CUDA_ARCH__)
+    return reinterpret_cast<const std::uint16_t*>(shared_table_words())[s];
+#else
+    return entries[s];
+#endif
+  }
+};
+
+/// What fill_bf16_table_kernel writes: op's table at `entries`.
+template <class Op>
+struct bf16_table_fill {
+  Op op;
+  std::uint16_t* entries;
+};
+
+/// Writes the table: one thread per entry. The lookup kernel after it may start at once (its
+/// first loads need nothing from here) and waits for this grid before it reads the table.
+template <class Op>
+CUACT_KERNEL void fill_bf16_table_kernel(const bf16_table_fill<Op> fill) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
+  const unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
+  if (s < bf16_table_window::entries) fill.entries[s] = bf16_table_entry(fill.op, s);
+}
+
+/// How tabulated_kernel reads and writes: 16-byte loads `ld.global.cs` and stores `st.global.cs`
+/// (evict first), so the data passing through does not evict the table from L1, where every
+/// block after the first on an SM finds it (`ld.global.nc`); and the table's copy into shared
+/// memory in ready(), which elementwise_thread calls after each thread's first loads, so they
+/// are in flight while the table comes (the prototype's order; copied first, with plain
+/// accesses, the kernel ran at 0.90-0.95 x memcpy on the H100, bench/results/h100/table_ab.txt).
+struct tabulating_access : global_memory_access {
+  const std::uint16_t* entries;  ///< the table in global memory
+
+  template <class Vector>
+  CUACT_HOST_DEVICE Vector load(const Vector* from) const {
+#if defined(__CUDA_ARCH__)
+    if constexpr (sizeof(Vector) == 16 && alignof(Vector) >= 16) {
+      return cuda::std::bit_cast<Vector>(__ldcs(reinterpret_cast<const uint4*>(from)));
+    }
+#endif
+    return *from;
+  }
+  template <class Vector>
+  CUACT_HOST_DEVICE void store(Vector* to, const Vector& value) const {
+#if defined(__CUDA_ARCH__)
+    if constexpr (sizeof(Vector) == 16 && alignof(Vector) >= 16) {
+      __stcs(reinterpret_cast<uint4*>(to), cuda::std::bit_cast<uint4>(value));
+      return;
+    }
+#endif
+    *to = value;
+  }
+#if defined(__CUDACC__)
+  /// The block's threads copy the table into shared memory and wait for each other; called once
+  /// per thread, at different points of the body, hence `barrier.sync` without `.aligned`. First
+  /// they wait for the fill kernel (launched before this one, which may have started early:
+  /// run_tabulated; without that launch the wait returns at once).
+  __device__ __forceinline__ void ready() const {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+    const uint4* from = reinterpret_cast<const uint4*>(entries);
+    uint4* to = shared_table_words();
+    for (unsigned w = threadIdx.x; w < bf16_table_window::bytes / 16; w += blockDim.x) {
+      to[w] = __ldg(from + w);
+    }
+    asm volatile("barrier.sync 0;" ::: "memory");
+  }
+#endif
+};
+
+/// elementwise_kernel for a bf16_table_op, with bf16_table_window::bytes of dynamic shared
+/// memory for the table (tabulating_access).
+template <class Params>
+CUACT_KERNEL void tabulated_kernel(const Params params) {
+  const std::size_t thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::size_t num_threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  elementwise_thread(params, thread, num_threads, tabulating_access{{}, params.op.entries});
+}
+
+/// params with its op looked up through the table at `entries`: the same arrays and split.
+template <class Op, int VecWidth, class Outputs, class Inputs>
+elementwise_params<bf16_table_op<Op>, VecWidth, Outputs, Inputs> tabulated_params(
+    const elementwise_params<Op, VecWidth, Outputs, Inputs>& params, const std::uint16_t* entries) {
+  return {params.outputs,
+          params.inputs,
+          params.head,
+          params.vectors,
+          params.tail,
+          params.vectors_per_thread,
+          bf16_table_op<Op>{params.op, entries}};
+}
+
+}  // namespace detail
+}  // namespace cuact

@@ -1,0 +1,159 @@
+// Tabulated bf16 forwards (detail/kernels/table.cuh) on the host: the table's window and its
+// index map for every one of the 65536 bf16 bit patterns; the looked-up op (on held words, as the
+// engine calls it, and on scalars) against the direct op for every pattern (built-in,
+// parameterized and plain user activations); and the grid simulation
+// of the per-thread body with the looked-up op, over the shape the tabulated launch takes (512-
+// thread blocks, two vectors per thread, one pass) and the usual odd grids, with offsets, in place
+// and sizes straddling vector edges.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "grid_simulation.hpp"
+
+using namespace cuact_test;
+using bf16 = __nv_bfloat16;
+using cuact::detail::bf16_table_window;
+using cuact::detail::type_list;
+
+namespace {
+
+/// softplus as a user writes it, no cost hint.
+struct plain_softplus {
+  template <class C>
+  __host__ __device__ C operator()(C x) const {
+    return x > C(20) ? x : log1p(exp(x));
+  }
+};
+
+bf16 bf16_from_bits(unsigned b) {
+  __nv_bfloat16_raw raw;
+  raw.x = static_cast<unsigned short>(b);
+  return bf16(raw);
+}
+
+/// The host's table of op (what fill_bf16_table_kernel writes on the device).
+template <class Op>
+std::vector<std::uint16_t> host_table(const Op& op) {
+  std::vector<std::uint16_t> entries(bf16_table_window::entries);
+  for (unsigned s = 0; s < bf16_table_window::entries; ++s) {
+    entries[s] = cuact::detail::bf16_table_entry(op, s);
+  }
+  return entries;
+}
+
+/// Looked up and direct agree on every bf16 input, in each lane of a held vector (the words the
+/// engine passes to apply_held) and as a scalar; returns the number that differ.
+template <class Op>
+std::size_t differing_inputs(const Op& op, std::string& first) {
+  constexpr int width = 8;
+  const std::vector<std::uint16_t> entries = host_table(op);
+  const cuact::detail::bf16_table_op<Op> looked_up{op, entries.data()};
+  std::size_t differ = 0;
+  for (unsigned b = 0; b < 65536; b += width) {
+    cuact::detail::vector_of<std::uint32_t, width / 2> words;
+    for (int w = 0; w < width / 2; ++w) {
+      // a lane from the other end of the patterns beside each, so every pair of halves mixes
+      words.elements[w] = (b + 2 * w) | ((65535u - b - 2 * w) << 16);
+    }
+    const auto results = looked_up.template apply_held<width>(words);
+    for (int lane = 0; lane < width; ++lane) {
+      const unsigned x_bits = (words.elements[lane / 2] >> (16 * (lane % 2))) & 0xffffu;
+      const unsigned got_bits = (results.elements[lane / 2] >> (16 * (lane % 2))) & 0xffffu;
+      const float x = cuact::detail::to_compute(bf16_from_bits(x_bits));
+      const bf16 want = cuact::detail::from_compute<bf16>(op(x));
+      const bf16 got = bf16_from_bits(got_bits);
+      const bf16 scalar = cuact::detail::from_compute<bf16>(looked_up(x));
+      if ((!same_result(got, want) || !same_result(scalar, want)) && differ++ == 0) {
+        first = "x bits " + std::to_string(x_bits) + ": got " + describe(got) + ", scalar " +
+                describe(scalar) + ", direct " + describe(want);
+      }
+    }
+  }
+  return differ;
+}
+
+}  // namespace
+
+TEST_CASE("table: the window holds |x| in [2^-20, 2^12), each input once", "[cpu][table]") {
+  std::vector<int> seen(bf16_table_window::entries, 0);
+  std::size_t inside = 0, wrong = 0;
+  for (unsigned b = 0; b < 65536; ++b) {
+    const unsigned exponent = (b >> 7) & 0xffu;
+    const bool expected_inside = exponent >= 107 && exponent < 139;
+    const bool is_inside = bf16_table_window::offset(b) < bf16_table_window::per_sign;
+    if (is_inside != expected_inside) ++wrong;
+    if (is_inside) {
+      const unsigned s = bf16_table_window::slot(b);
+      ++inside;
+      if (s >= bf16_table_window::entries || bf16_table_window::bits_of(s) != b) {
+        ++wrong;
+      } else {
+        ++seen[s];
+      }
+    }
+  }
+  CHECK(wrong == 0);
+  CHECK(inside == bf16_table_window::entries);
+  std::size_t not_once = 0;
+  for (int count : seen) not_once += count != 1;
+  CHECK(not_once == 0);
+  // 2^-20 and the largest magnitude below 2^12 are inside; 2^12, inf, NaN, zeros and the largest
+  // magnitude below 2^-20 are not
+  const auto inside_window = [](unsigned b) {
+    return bf16_table_window::offset(b) < bf16_table_window::per_sign;
+  };
+  CHECK(inside_window(0x3580u));   // 2^-20
+  CHECK(inside_window(0xc57fu));   // -4080
+  CHECK(!inside_window(0x4580u));  // 4096
+  CHECK(!inside_window(0x7f80u));  // inf
+  CHECK(!inside_window(0xffc0u));  // -NaN
+  CHECK(!inside_window(0x8000u));  // -0
+  CHECK(!inside_window(0x357fu));  // just below 2^-20
+}
+
+TEST_CASE("table: looked up equals computed for every bf16 input", "[cpu][table]") {
+  std::string first;
+  CHECK(differing_inputs(cuact::forward_op<cuact::selu, bf16>{}, first) == 0);
+  CHECK(differing_inputs(cuact::forward_op<cuact::gelu, bf16>{}, first) == 0);
+  CHECK(differing_inputs(cuact::forward_op<cuact::mish, bf16>{}, first) == 0);
+  CHECK(differing_inputs(cuact::forward_op<cuact::softplus, bf16>{{}, {2.0, 10.0}}, first) == 0);
+  CHECK(differing_inputs(cuact::forward_op<plain_softplus, bf16>{}, first) == 0);
+  CAPTURE(first);
+  CHECK(first.empty());
+}
+
+TEST_CASE("table: grid simulation of the looked-up op", "[cpu][table][grid]") {
+  using base_op = cuact::forward_op<cuact::selu, bf16>;
+  using op_t = cuact::detail::bf16_table_op<base_op>;
+  constexpr int V = 8;
+  const std::vector<std::uint16_t> entries = host_table(base_op{});
+  const op_t op{base_op{}, entries.data()};
+  using sim_t = elementwise_sim<V, op_t, type_list<bf16>, type_list<bf16>>;
+  tally total;
+  std::uint64_t seed = 9000;
+  for (std::size_t n :
+       {std::size_t(1), std::size_t(V + 1), std::size_t(1003), std::size_t(512 * 2 * V * 3 + 5)}) {
+    for (int placement = 0; placement < 4; ++placement) {
+      sim_layout l;
+      l.n = n;
+      l.vectors_per_thread = 2;
+      l.seed = ++seed;
+      l.in_offset[0] = placement == 1 ? 3 : 0;
+      l.out_offset[0] = placement == 1 ? 3 : placement == 2 ? 5 : 0;
+      if (placement == 3) l.in_place = 0;
+      sim_t sim(op, l);
+      const auto p = sim.params();
+      const cuact::detail::launch_shape shape = cuact::detail::tabulated_launch_shape(
+          p.vectors, p.head + p.tail, decltype(p)::max_vectors_per_thread);
+      CHECK(shape.vectors_per_thread == 2);
+      CHECK(shape.passes == 1);
+      std::vector<grid_shape> grids = grids_for(p, true);
+      grids.push_back({shape.blocks, shape.threads_per_block});
+      report_case(sim.run(grids), "bf16 tabulated selu " + describe_layout(l, 1, 1), total, n);
+    }
+  }
+  total.print("grid simulation of the tabulated forward");
+  CHECK(total.failed_cases == 0);
+}
