@@ -89,6 +89,21 @@ template <class T, class... In>
 inline constexpr int entry_width_v =
     cuact::detail::resolve_width<cuact::auto_width, cuact::detail::max_size_of<T, In...>()>();
 
+/// `report` completed with a launch shape of a kernel over Params and its registers.
+template <class Params>
+shape_report shape_of(const cuact::detail::launch_shape& shape, int registers,
+                      shape_report report) {
+  report.available = true;
+  report.blocks = shape.blocks;
+  report.threads_per_block = shape.threads_per_block;
+  report.vectors_per_thread = shape.vectors_per_thread;
+  report.passes = shape.passes;
+  report.max_vectors_per_thread = static_cast<unsigned>(Params::max_vectors_per_thread);
+  report.heavy = shape.heavy;
+  report.registers = registers;
+  return report;
+}
+
 /// The launch shape the model picks for op over these arrays: the same params type as cuact's
 /// entry builds, the same kernel instantiation, the same call into the model
 /// (detail::model_shape, as detail::run_elementwise makes it).
@@ -117,16 +132,8 @@ shape_report modelled_shape(Op op, cuact::detail::cost_hint hint, T* out, std::s
         cudaGetLastError();
         return report;
       }
-      report.available = true;
       report.tabulated = true;
-      report.blocks = shape.blocks;
-      report.threads_per_block = shape.threads_per_block;
-      report.vectors_per_thread = shape.vectors_per_thread;
-      report.passes = shape.passes;
-      report.max_vectors_per_thread = static_cast<unsigned>(params_t::max_vectors_per_thread);
-      report.heavy = shape.heavy;
-      report.registers = attributes.numRegs;
-      return report;
+      return shape_of<params_t>(shape, attributes.numRegs, report);
     }
   }
   int device = 0;
@@ -140,16 +147,8 @@ shape_report modelled_shape(Op op, cuact::detail::cost_hint hint, T* out, std::s
     cudaGetLastError();
     return report;
   }
-  report.available = true;
-  report.blocks = shape.blocks;
-  report.threads_per_block = shape.threads_per_block;
-  report.vectors_per_thread = shape.vectors_per_thread;
-  report.passes = shape.passes;
-  report.max_vectors_per_thread = static_cast<unsigned>(params_t::max_vectors_per_thread);
-  report.heavy = shape.heavy;
-  report.registers = kernel.registers_per_thread;
   report.resident_blocks_per_sm = kernel.resident_blocks_per_sm;
-  return report;
+  return shape_of<params_t>(shape, kernel.registers_per_thread, report);
 }
 
 /// The public kernel launched directly with a chosen shape.

@@ -329,6 +329,11 @@ struct threshold {
 /// (inf / inf, as PyTorch's formula). Derivative 1 / (1 + |x|)^2; at +-inf NaN, as PyTorch's
 /// autograd of its formula (inf / inf in the quotient rule). 16-bit results: `rcp.approx`.
 struct softsign {
+  // Declared, not estimated: an activation without a hint is taken for a user's plain functor, and
+  // its bf16 forward is tabulated from 2^27 elements (detail/launch.cuh), which on the H200 ran
+  // softsign at 0.952 x memcpy against 0.992 computed (bench/results/h200/validation_0e958e4.txt).
+  // Heavy: a division (a reciprocal in 16-bit), two vectors in flight per thread.
+  static constexpr bool is_heavy = true;
   /// softsign(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
