@@ -333,6 +333,7 @@ struct softsign {
   // its bf16 forward is tabulated from 2^27 elements (detail/launch.cuh), which on the H200 ran
   // softsign at 0.952 x memcpy against 0.992 computed (bench/results/h200/validation_0e958e4.txt).
   // Heavy: a division (a reciprocal in 16-bit), two vectors in flight per thread.
+  /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;
   /// softsign(x).
   template <class C, class R = rounded_to<C>>
