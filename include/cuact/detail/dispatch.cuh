@@ -101,7 +101,10 @@ inline constexpr int table_buffers_per_op_type = 8;
 /// 1.6 G against 0.985-0.993; bench/results/h100/table_variants.txt), and 7 us of host time per
 /// call. Why per op value: every call fills its own table before reading it, and two calls that
 /// share a buffer, on any streams, write the same bits into it, so a concurrent fill never
-/// changes what another call reads. Returns cudaErrorNotSupported, nothing recorded, when no
+/// changes what another call reads (a functor that reads device memory through a pointer member
+/// fills with what its own call reads, in stream order, as its direct path would; two such calls
+/// on unordered streams while that memory changes race here as their direct paths would race on
+/// the memory itself). Returns cudaErrorNotSupported, nothing recorded, when no
 /// buffer can be had (the caller computes directly): the slots are taken, the allocation failed,
 /// or the stream is being captured and the buffer would have to be allocated (cudaMalloc would
 /// invalidate the capture).
