@@ -17,24 +17,10 @@
 
 #include "catch.hpp"
 #include "device.hpp"
+#include "plain_functors.hpp"
 
 namespace cuact_test {
 // Functors launched as kernels live in a named namespace (hidden visibility, as gpu_transform).
-
-/// softplus as a user writes it, no cost hint (bench/ops_user.cu's).
-struct table_user_softplus {
-  template <class C>
-  __host__ __device__ C operator()(C x) const {
-    return x > C(20) ? x : log1p(exp(x));
-  }
-};
-/// elu as a user writes it, no cost hint.
-struct table_user_elu {
-  template <class C>
-  __host__ __device__ C operator()(C x) const {
-    return x > C(0) ? x : expm1(x);
-  }
-};
 
 /// A built-in activation's bf16 forward without its cost hint (so cuact::forward tabulates it).
 template <class A>
@@ -147,18 +133,18 @@ void check_tabulated(const char* name, const A& act) {
 TEST_CASE("tabulated bf16 forwards write the direct path's bits for every input", "[gpu][table]") {
   using cuact::detail::forward_cost;
   using cuact::detail::tabulates;
-  static_assert(tabulates(forward_cost<table_user_softplus>, table_n));
+  static_assert(tabulates(forward_cost<plain::softplus>, table_n));
   static_assert(tabulates(forward_cost<without_hint<cuact::selu>>, table_n));
   static_assert(!tabulates(forward_cost<cuact::selu>, table_n));
-  static_assert(!tabulates(forward_cost<table_user_softplus>, table_n - 38));
+  static_assert(!tabulates(forward_cost<plain::softplus>, table_n - 38));
   check_tabulated("selu", hint_hidden(cuact::selu{}));
   check_tabulated("gelu", hint_hidden(cuact::gelu{}));
   check_tabulated("mish", hint_hidden(cuact::mish{}));
   check_tabulated("silu", hint_hidden(cuact::silu{}));
   check_tabulated("softplus{2, 10}", hint_hidden(cuact::softplus{2.0, 10.0}));
   check_tabulated("elu{0.5}", hint_hidden(cuact::elu{0.5}));
-  check_tabulated("user softplus", table_user_softplus{});
-  check_tabulated("user elu", table_user_elu{});
+  check_tabulated("user softplus", plain::softplus{});
+  check_tabulated("user elu", plain::elu{});
   check_tabulated("selu (declared heavy: not tabulated)", cuact::selu{});
 }
 
