@@ -122,8 +122,15 @@ shape_report modelled_shape(Op op, cuact::detail::cost_hint hint, T* out, std::s
       const auto table_params = cuact::detail::tabulated_params(params, nullptr);
       const auto kernel =
           cuact::detail::tabulated_kernel<std::remove_const_t<decltype(table_params)>>;
+      int device = 0;
+      cuact::detail::device_facts facts{};
+      if (cudaGetDevice(&device) != cudaSuccess ||
+          cuact::detail::get_device_facts(device, facts) != cudaSuccess) {
+        cudaGetLastError();
+        return report;
+      }
       const cuact::detail::launch_shape shape = cuact::detail::tabulated_launch_shape(
-          params.vectors, params.head + params.tail, params_t::max_vectors_per_thread);
+          facts, params.vectors, params.head + params.tail, params_t::max_vectors_per_thread);
       cudaFuncAttributes attributes{};
       if (cudaFuncGetAttributes(&attributes, kernel) != cudaSuccess ||
           cudaOccupancyMaxActiveBlocksPerMultiprocessor(

@@ -117,6 +117,30 @@ TEST_CASE("table: looked up equals computed for every bf16 input", "[cpu][table]
   CHECK(first.empty());
 }
 
+const cuact::detail::device_facts h100_facts{132, 2048, 3.35e12, 1.98e9};
+const cuact::detail::device_facts h200_facts{132, 2048, 4.8e12, 1.98e9};
+
+TEST_CASE("table: launch shape from the device's budget", "[cpu][table][launch]") {
+  const std::size_t vectors = std::size_t(1) << 26;  // 2^29 bf16 elements
+  const cuact::detail::launch_shape h100 =
+      cuact::detail::tabulated_launch_shape(h100_facts, vectors, 0, 2);
+  const cuact::detail::launch_shape h200 =
+      cuact::detail::tabulated_launch_shape(h200_facts, vectors, 0, 2);
+  // H100 (budget about 40 per bf16 element): 512-thread blocks, one pass of two vectors
+  CHECK(h100.threads_per_block == 512);
+  CHECK(h100.passes == 1);
+  CHECK(h100.vectors_per_thread == 2);
+  CHECK(std::size_t(h100.blocks) * 512 * 2 == vectors);
+  // H200 (about 28): 256-thread blocks, four passes of two vectors
+  CHECK(h200.threads_per_block == 256);
+  CHECK(h200.passes == 4);
+  CHECK(h200.vectors_per_thread == 2);
+  CHECK(std::size_t(h200.blocks) * 256 * 2 * 4 == vectors);
+  // a kernel capped at one vector per thread, and more scalars than vector threads
+  CHECK(cuact::detail::tabulated_launch_shape(h200_facts, 7, 0, 1).vectors_per_thread == 1);
+  CHECK(cuact::detail::tabulated_launch_shape(h200_facts, 7, 3000, 2).blocks == 12);
+}
+
 TEST_CASE("table: grid simulation of the looked-up op", "[cpu][table][grid]") {
   using base_op = cuact::forward_op<cuact::selu, bf16>;
   using op_t = cuact::detail::bf16_table_op<base_op>;
@@ -138,12 +162,15 @@ TEST_CASE("table: grid simulation of the looked-up op", "[cpu][table][grid]") {
       if (placement == 3) l.in_place = 0;
       sim_t sim(op, l);
       const auto p = sim.params();
-      const cuact::detail::launch_shape shape = cuact::detail::tabulated_launch_shape(
-          p.vectors, p.head + p.tail, decltype(p)::max_vectors_per_thread);
-      CHECK(shape.vectors_per_thread == 2);
-      CHECK(shape.passes == 1);
       std::vector<grid_shape> grids = grids_for(p, true);
-      grids.push_back({shape.blocks, shape.threads_per_block});
+      // the tabulated shapes the model chooses: one pass of 512-thread blocks (H100), four passes
+      // of 256-thread blocks where the budget is tight (H200)
+      for (const cuact::detail::device_facts& device : {h100_facts, h200_facts}) {
+        const cuact::detail::launch_shape shape = cuact::detail::tabulated_launch_shape(
+            device, p.vectors, p.head + p.tail, decltype(p)::max_vectors_per_thread);
+        CHECK(shape.vectors_per_thread == 2);
+        grids.push_back({shape.blocks, shape.threads_per_block});
+      }
       report_case(sim.run(grids), "bf16 tabulated selu " + describe_layout(l, 1, 1), total, n);
     }
   }

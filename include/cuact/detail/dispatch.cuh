@@ -160,6 +160,10 @@ cudaError_t run_tabulated(const Params& params, int device, cudaStream_t stream)
   if (const cudaError_t status = get_kernel_facts(kernel, device, facts); status != cudaSuccess) {
     return status;
   }
+  device_facts device_info{};
+  if (const cudaError_t status = get_device_facts(device, device_info); status != cudaSuccess) {
+    return status;
+  }
   constexpr unsigned fill_threads = 256;
   using op_t = decltype(params.op);
   if (const cudaError_t status = launch_kernel_grid(
@@ -169,8 +173,8 @@ cudaError_t run_tabulated(const Params& params, int device, cudaStream_t stream)
       status != cudaSuccess) {
     return status;
   }
-  const launch_shape shape = tabulated_launch_shape(params.vectors, params.head + params.tail,
-                                                    Params::max_vectors_per_thread);
+  const launch_shape shape = tabulated_launch_shape(
+      device_info, params.vectors, params.head + params.tail, Params::max_vectors_per_thread);
   table_params.vectors_per_thread = shape.vectors_per_thread;
   // Started while the fill runs, its first loads in flight, where its code waits for the fill
   // (compiled for sm_90 on: tabulating_access::ready). With it at 2^26 elements: 0.959-0.961 x

@@ -29,12 +29,13 @@
 ///   gets work.
 /// - **Tabulated bf16 forwards** (kernels/table.cuh). A bf16 forward without a cost hint (a user's
 ///   plainly written functor) over at least tabulated_min_elements elements is looked up from a
-///   table of the functor's own results instead of computed: about ten instructions per element
-///   whatever the functor, so neither the cost estimate nor the passes above apply. Its shape is
-///   fixed: tabulated_threads_per_block threads, two vectors per thread, one pass. H100, 1.6 G
-///   elements (bench/results/h100/table_variants.txt): user softplus 0.90-0.92 -> 0.997 x memcpy,
-///   elu 0.956-0.960 -> 1.001, sigmoid 0.993 -> 1.003. Built-in activations, which declare a hint,
-///   keep their direct path: at the H100's ceiling already, and ahead of the table below 2^28.
+///   table of the functor's own results instead of computed: about twenty issued instructions per
+///   element whatever the functor, so neither the cost estimate nor the passes above apply. Each
+///   block copies the 16 KiB table into shared memory before its first lookup; where the device's
+///   budget is tight for a bf16 forward (as above: an H200-class GPU, not an H100) blocks are
+///   smaller and make more passes, so that copy is paid for more data (see
+///   tabulated_launch_shape). Built-in activations, which declare a hint, keep their direct path:
+///   at the copy ceiling already, and ahead of the table below 2^28 elements.
 /// - Everything read from the device is cached per device (and per kernel instantiation for
 ///   occupancy) in atomics: concurrent calls from many host threads on many devices take no lock
 ///   (but for a tabulated forward's table buffer: dispatch.cuh, get_table_buffer).
@@ -98,12 +99,24 @@ inline constexpr double compute_bound_budget_per_array = 32;
 /// the copy ceiling where 1024-thread blocks lost 4-5% (block turnover at the end of the grid).
 inline constexpr unsigned threads_per_block = 128;
 
-/// Threads per block of a tabulated forward: each block copies the 16 KiB table into shared
-/// memory before it starts, so blocks four times PyTorch's size pay that copy for four times the
-/// work (H100, one pass of two vectors, 1.6 G elements: 256 threads 0.966-0.972 x memcpy with
-/// four passes, 512 0.983-0.996 with one, 1024 0.981-0.987 with two; more passes of 512 lost
-/// more: two 0.983-0.988, four 0.97, eight 0.95; table_variants.txt).
+/// Threads per block of a tabulated forward where the device's budget is not tight: each block
+/// copies the 16 KiB table into shared memory before it starts, so blocks four times PyTorch's size
+/// pay that copy for four times the work (H100, one pass of two vectors, 1.6 G elements: 256
+/// threads 0.966-0.972 x memcpy with four passes, 512 0.983-0.996 with one, 1024 0.981-0.987 with
+/// two; more passes of 512 lost more: two 0.983-0.988, four 0.97, eight 0.95; table_variants.txt).
 inline constexpr unsigned tabulated_threads_per_block = 512;
+
+/// Threads per block and passes of a tabulated forward where the device's budget for a bf16
+/// forward is tight (instruction_bound_budget_per_array: an H200-class GPU). There the lookups and
+/// the table's copy leave no issue slots idle for the copy of one block to hide behind the others'
+/// loads: 512 threads in one pass ran at 0.86-0.92 x memcpy, 256 threads in four passes at
+/// 0.979-0.983 (user softplus, elu, sigmoid, gelu; one pass 0.89, two 0.96, six 0.975, eight 0.97;
+/// 128 or 384 threads 0.95-0.97 at their best). The same shape on the H100 costs 1-2% (0.977-0.983
+/// against 0.99-1.00 for 512 threads in one pass), hence the two shapes
+/// (bench/results/h200/table_shapes.txt, h100/table_shapes.txt).
+inline constexpr unsigned tabulated_tight_threads_per_block = 256;
+/// See tabulated_tight_threads_per_block.
+inline constexpr unsigned tabulated_tight_passes = 4;
 
 /// Elements from which a bf16 forward is tabulated. Each call fills its table first (a kernel of
 /// 8192 evaluations, overlapped with the lookups' start: about 4 us on the H100), so the table
@@ -296,15 +309,20 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
   return {grid_blocks(threads, threads_per_block), threads_per_block, k, passes, heavy};
 }
 
-/// The shape of a tabulated forward (see tabulated_threads_per_block): two vectors per thread
-/// (capped at the kernel's limit), one pass.
-inline launch_shape tabulated_launch_shape(std::size_t vectors, std::size_t scalars,
-                                           unsigned max_vectors_per_thread) {
+/// The shape of a tabulated bf16 forward on `device`: two vectors per thread (capped at the
+/// kernel's limit); 512-thread blocks in one pass, or where the device's budget for a bf16 forward
+/// (2 bytes read and 2 written per element, two arrays) is tight, 256-thread blocks in four passes
+/// (tabulated_tight_threads_per_block).
+inline launch_shape tabulated_launch_shape(const device_facts& device, std::size_t vectors,
+                                           std::size_t scalars, unsigned max_vectors_per_thread) {
+  const bool tight = instruction_budget(device, 4) < instruction_bound_budget_per_array * 2;
+  const unsigned block = tight ? tabulated_tight_threads_per_block : tabulated_threads_per_block;
+  const unsigned passes = tight ? tabulated_tight_passes : 1;
   const unsigned k = max_vectors_per_thread < 2 ? max_vectors_per_thread : 2;
-  const std::size_t vector_threads = (vectors + k - 1) / k;
+  const std::size_t vector_threads =
+      (vectors + std::size_t(k) * passes - 1) / (std::size_t(k) * passes);
   const std::size_t threads = vector_threads > scalars ? vector_threads : scalars;
-  return {grid_blocks(threads, tabulated_threads_per_block), tabulated_threads_per_block, k, 1,
-          true};
+  return {grid_blocks(threads, block), block, k, passes, true};
 }
 
 /// Reads the device's and the kernel's facts (cached) and returns the modelled shape.
