@@ -237,19 +237,31 @@ TEST_CASE("launch model: a heavy op makes two passes where the budget per array 
   auto backward = [&](const cuact::detail::device_facts& d, cost_hint hint, std::size_t bytes) {
     return cuact::detail::model_launch_shape(d, gelu_fp32, hint, vectors, 0, 32, bytes, 3, 1);
   };
-  // H200 fp32 (about 56 modelled): two passes for the compute-bound forward, one for heavy ops
+  // H200 fp32 (about 56 modelled): two passes for the compute-bound forward (or the passes it
+  // declares: gelu's four), one for heavy ops
   CHECK(shape(h200, cost_hint::compute_bound, 8).passes == 2);
+  CHECK(cuact::detail::model_launch_shape(h200, gelu_fp32, cost_hint::compute_bound, vectors, 0, 16,
+                                          8, 2, 2, 4)
+            .passes == 4);
+  CHECK(cuact::detail::model_launch_shape(h100, gelu_fp32, cost_hint::compute_bound, vectors, 0, 16,
+                                          8, 2, 2, 4)
+            .passes == 1);
   CHECK(shape(h200, cost_hint::heavy, 8).passes == 1);
   // H100 fp32 (about 80): one pass, as any heavy op, with two vectors in flight
   CHECK(shape(h100, cost_hint::compute_bound, 8).passes == 1);
   CHECK(shape(h100, cost_hint::compute_bound, 8).vectors_per_thread == 2);
   // 16-bit forwards (4 bytes per element): instruction-bound on the H200 (about 28), not on the
-  // H100 (about 40: one pass of two vectors), but for the compute-bound forward
+  // H100 (about 40: one pass of two vectors); a compute-bound hint describes the float forward, so
+  // 16-bit data take the heavy rule (and not its declared passes)
   CHECK(shape(h200, cost_hint::heavy, 4).passes == 2);
   CHECK(shape(h200, cost_hint::heavy, 4).vectors_per_thread == 2);
   CHECK(shape(h100, cost_hint::heavy, 4).passes == 1);
   CHECK(shape(h100, cost_hint::heavy, 4).vectors_per_thread == 2);
-  CHECK(shape(h100, cost_hint::compute_bound, 4).passes == 2);
+  CHECK(shape(h100, cost_hint::compute_bound, 4).passes == 1);
+  CHECK(shape(h200, cost_hint::compute_bound, 4).passes == 2);
+  CHECK(cuact::detail::model_launch_shape(h200, gelu_fp32, cost_hint::compute_bound, vectors, 0, 16,
+                                          4, 2, 2, 4)
+            .passes == 2);
   // 16-bit backwards (6 bytes, three arrays): two passes on the H200 (about 42), one on the H100
   // (about 60); fp32 backwards (12 bytes) one on both
   CHECK(backward(h200, cost_hint::heavy, 6).passes == 2);

@@ -28,8 +28,10 @@
 ///
 /// Optional, for the forward: `static constexpr bool is_compute_bound = true;` (implies heavy) for
 /// an activation whose float forward issues about as many instructions per element as a GPU with
-/// an H200's copy ceiling affords (gelu's erfc form: 56 against 62): there each thread makes two
-/// grid-stride passes (detail::compute_bound_budget_per_array). Its backward takes `is_heavy`.
+/// an H200's copy ceiling affords (gelu's erfc form: 53 against 62): there each thread makes two
+/// grid-stride passes (detail::compute_bound_budget_per_array), or as many as
+/// `static constexpr unsigned compute_bound_passes` says (gelu: 4). Its backward and its 16-bit
+/// forwards take `is_heavy`.
 #pragma once
 
 #include <type_traits>
@@ -108,13 +110,15 @@ struct cost_hint_of<Activation, std::void_t<decltype(Activation::is_heavy)>> {
   static constexpr bool is_heavy = Activation::is_heavy;
 };
 
-/// Base of forward_op: cost_hint_of, plus Activation's `is_compute_bound` when it has one.
+/// Base of forward_op: cost_hint_of, plus Activation's `is_compute_bound` and
+/// `compute_bound_passes` when it has them.
 template <class Activation, class = void>
 struct forward_cost_hint_of : cost_hint_of<Activation> {};
 template <class Activation>
 struct forward_cost_hint_of<Activation, std::void_t<decltype(Activation::is_compute_bound)>>
     : cost_hint_of<Activation> {
   static constexpr bool is_compute_bound = Activation::is_compute_bound;
+  static constexpr unsigned compute_bound_passes = compute_bound_passes_of<Activation>;
 };
 
 }  // namespace detail

@@ -856,9 +856,12 @@ struct tanhshrink {
 struct gelu {
   /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;  // erfc
-  /// The fp32 forward issues about 56 instructions per element (Nsight Compute, sm_90): two passes
-  /// where that is the device's budget (activation.cuh).
+  /// The fp32 forward issues about 53 instructions per element (Nsight Compute, sm_90, two passes):
+  /// more passes where that is the device's budget (activation.cuh).
   static constexpr bool is_compute_bound = true;
+  /// Four: H200 fp32, 0.93-0.95 x memcpy in two passes, 0.97-0.98 in four
+  /// (detail::compute_bound_budget_per_array).
+  static constexpr unsigned compute_bound_passes = 4;
   /// 1 / sqrt 2 as a double plus its rounding error (sqrt1_2_lo).
   static constexpr double sqrt1_2_hi = 0x1.6a09e667f3bcdp-1;
   /// Low part of 1 / sqrt 2 (see sqrt1_2_hi).
@@ -1019,6 +1022,10 @@ struct gelu {
 struct gelu_tanh {
   /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;
+  /// The fp32 forward issues about 48 instructions per element (Nsight Compute, sm_90): two passes
+  /// where the device's budget is near that (H200 fp32: 0.96-0.97 x memcpy in one pass, 0.99 in
+  /// two; detail::compute_bound_budget_per_array).
+  static constexpr bool is_compute_bound = true;
   /// sqrt(2/pi) as a double plus its rounding error (beta_lo).
   static constexpr double beta_hi = 0x1.9884533d43651p-1;  // sqrt(2/pi)
   /// Low part of sqrt(2/pi) (see beta_hi).

@@ -84,10 +84,10 @@ std::size_t describe_arrays(const output_arrays<Out...>& outputs, std::size_t n,
 template <class Params, class KernelParams>
 cudaError_t model_shape(void (*kernel)(KernelParams), int device, cost_hint hint, const Params& p,
                         std::size_t rows, launch_shape& shape, unsigned extra_arrays = 0) {
-  return choose_launch_shape(kernel, device, hint, p.vectors * rows, (p.head + p.tail) * rows,
-                             Params::vector_load_bytes, Params::bytes_per_element,
-                             Params::arrays_per_element + extra_arrays,
-                             Params::max_vectors_per_thread, shape);
+  return choose_launch_shape(
+      kernel, device, hint, p.vectors * rows, (p.head + p.tail) * rows, Params::vector_load_bytes,
+      Params::bytes_per_element, Params::arrays_per_element + extra_arrays,
+      Params::max_vectors_per_thread, shape, compute_bound_passes_of<decltype(p.op)>);
 }
 
 /// Table buffers kept per op type: distinct op values (and devices) beyond this many are computed

@@ -44,6 +44,7 @@
 #include <atomic>
 #include <climits>
 #include <cstddef>
+#include <type_traits>
 
 #include "config.cuh"
 
@@ -87,13 +88,33 @@ inline constexpr double load_latency_seconds = 0.8e-6;
 inline constexpr double instruction_bound_budget_per_array = 16;
 
 /// As instruction_bound_budget_per_array, for a forward declared compute-bound (activation.cuh:
-/// `is_compute_bound`). 32 per array (64 for a unary op) takes in the H200's fp32 budget (about 56
-/// modelled, 62 at its measured copy ceiling) and leaves out the H100's (80). Why two passes
-/// there: H200 --shapes (bench/results/h200/shapes_heavy_ops.txt), fp32 forwards of 55-64
-/// instructions per element: gelu (session 2's form) 0.621 x memcpy in one pass of two vectors,
-/// 0.664 in two; user_softplus 0.923 and 0.989; user_elu 0.982 and 0.989. On the H100 the same gelu
-/// forward ran at 0.999 in one pass and 0.990 in two (h100/shapes_heavy_ops.txt).
+/// `is_compute_bound`) on float data (4 bytes or more per array: the hint describes the float
+/// forward; 16-bit data take the heavy rule above). 32 per array (64 for a unary op) takes in the
+/// H200's fp32 budget (about 56 modelled, 62 at its measured copy ceiling) and leaves out the
+/// H100's (80). There each thread makes the activation's `compute_bound_passes` grid-stride passes
+/// (default_compute_bound_passes unless it declares more). Why: H200 --shapes
+/// (bench/results/h200/shapes_heavy_ops.txt), fp32 forwards of 55-64 instructions per element:
+/// gelu (session 2's form) 0.621 x memcpy in one pass of two vectors, 0.664 in two; user_softplus
+/// 0.923 and 0.989; user_elu 0.982 and 0.989. On the H100 the same gelu forward ran at 0.999 in
+/// one pass and 0.990 in two (h100/shapes_heavy_ops.txt). Session 11 (bench/results/
+/// <gpu>/passes_gelu.txt, round-robin timing, k = 2): H200 fp32 gelu_tanh 0.957-0.971 in one pass,
+/// 0.993-0.995 in two, 0.981-0.983 in four; fp32 gelu (53 instructions per element) 0.843 in one,
+/// 0.928-0.948 in two, 0.967-0.982 in four, 0.976 in six; 16-bit gelu and gelu_tanh on the H100
+/// 0.996-0.997 in one pass against 0.990-0.992 in two (hence float data only).
 inline constexpr double compute_bound_budget_per_array = 32;
+
+/// Passes of a compute-bound float forward where its budget is tight, unless the activation
+/// declares `compute_bound_passes` (see compute_bound_budget_per_array).
+inline constexpr unsigned default_compute_bound_passes = 2;
+
+/// The passes an op (or activation) declares for where it is compute-bound
+/// (`compute_bound_passes`), or default_compute_bound_passes.
+template <class A, class = void>
+inline constexpr unsigned compute_bound_passes_of = default_compute_bound_passes;
+template <class A>
+inline constexpr unsigned
+    compute_bound_passes_of<A, std::void_t<decltype(A::compute_bound_passes)>> =
+        A::compute_bound_passes;
 
 /// Threads per block: PyTorch's choice for elementwise kernels. On H200 128-thread blocks reached
 /// the copy ceiling where 1024-thread blocks lost 4-5% (block turnover at the end of the grid).
@@ -233,7 +254,8 @@ enum class cost_hint {
   light,     ///< declared `is_heavy = false`
   heavy,     ///< declared `is_heavy = true`
   /// a forward declared `is_compute_bound = true`: heavy, and instruction-bound for float data
-  /// where the budget is under compute_bound_budget_per_array per array
+  /// where the budget is under compute_bound_budget_per_array per array (then it makes
+  /// `compute_bound_passes` passes)
   compute_bound,
 };
 
@@ -271,12 +293,12 @@ inline double instruction_budget(const device_facts& device, std::size_t bytes_p
 /// `vector_load_bytes` what one thread loads per vector of all inputs, `bytes_per_element` what
 /// an element moves (inputs read plus outputs written) and `arrays_per_element` in how many arrays
 /// (the inputs and outputs it is read from or written to), `max_vectors_per_thread` the kernel's
-/// cap.
-inline launch_shape model_launch_shape(const device_facts& device, const kernel_facts& kernel,
-                                       cost_hint hint, std::size_t vectors, std::size_t scalars,
-                                       std::size_t vector_load_bytes, std::size_t bytes_per_element,
-                                       unsigned arrays_per_element,
-                                       unsigned max_vectors_per_thread) {
+/// cap, `compute_bound_passes` the passes of a compute-bound float forward where tight.
+inline launch_shape model_launch_shape(
+    const device_facts& device, const kernel_facts& kernel, cost_hint hint, std::size_t vectors,
+    std::size_t scalars, std::size_t vector_load_bytes, std::size_t bytes_per_element,
+    unsigned arrays_per_element, unsigned max_vectors_per_thread,
+    unsigned compute_bound_passes = default_compute_bound_passes) {
   // An operation that does not declare its cost is taken as heavy, with two passes even where
   // the budget is not tight: nothing observable tells a plain user functor with log1p(exp(x))
   // (29 registers on sm_90, 58 instructions per element) from a copy-like one (28 registers), and
@@ -285,9 +307,10 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
   // user_elu). Declared heavy ops make two passes only where the budget is tight: fp32 selu lost
   // 1.4% with two on H200.
   const double budget = instruction_budget(device, bytes_per_element);
-  const double bound_per_array = hint == cost_hint::compute_bound
-                                     ? compute_bound_budget_per_array
-                                     : instruction_bound_budget_per_array;
+  const bool float_data = bytes_per_element >= 4 * std::size_t(arrays_per_element);
+  const bool compute_bound = hint == cost_hint::compute_bound && float_data;
+  const double bound_per_array =
+      compute_bound ? compute_bound_budget_per_array : instruction_bound_budget_per_array;
   const bool tight = budget < bound_per_array * arrays_per_element;
   const bool estimated = hint == cost_hint::estimate;
   const bool heavy = hint == cost_hint::heavy || hint == cost_hint::compute_bound || estimated;
@@ -297,6 +320,7 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
   unsigned k = static_cast<unsigned>(target_bytes / (resident_threads * vector_load_bytes) + 0.999);
   if (heavy && k < 2) k = 2;
   unsigned passes = heavy && (tight || estimated) ? 2 : 1;
+  if (compute_bound && tight && compute_bound_passes > passes) passes = compute_bound_passes;
   const double wave = resident_threads * device.sm_count;
   if (static_cast<double>(vectors) < wave * 4) {  // little work: spread it over every SM
     k = 1;
@@ -331,7 +355,8 @@ cudaError_t choose_launch_shape(void (*kernel)(Params), int device, cost_hint hi
                                 std::size_t vectors, std::size_t scalars,
                                 std::size_t vector_load_bytes, std::size_t bytes_per_element,
                                 unsigned arrays_per_element, unsigned max_vectors_per_thread,
-                                launch_shape& shape) {
+                                launch_shape& shape,
+                                unsigned compute_bound_passes = default_compute_bound_passes) {
   device_facts device_info{};
   if (const cudaError_t status = get_device_facts(device, device_info); status != cudaSuccess) {
     return status;
@@ -342,7 +367,8 @@ cudaError_t choose_launch_shape(void (*kernel)(Params), int device, cost_hint hi
     return status;
   }
   shape = model_launch_shape(device_info, kernel_info, hint, vectors, scalars, vector_load_bytes,
-                             bytes_per_element, arrays_per_element, max_vectors_per_thread);
+                             bytes_per_element, arrays_per_element, max_vectors_per_thread,
+                             compute_bound_passes);
   return cudaSuccess;
 }
 
