@@ -237,8 +237,9 @@ struct gated_gradient_op : detail::cost_hint_of<Activation> {
 };
 
 /// out = act(x + bias), x + bias in the compute type (not rounded to the storage type first).
+/// A forward: it carries the activation's forward hint (gelu's `is_compute_bound`).
 template <class Activation, class Out>
-struct bias_op : detail::cost_hint_of<Activation> {
+struct bias_op : detail::forward_cost_hint_of<Activation> {
   /// The activation.
   Activation act;
   /// act(x + bias).
@@ -380,7 +381,7 @@ cudaError_t bias_forward(Activation act, const T* x, const T* bias, U* out, std:
   // bias (input 1) is broadcast: each thread loads it once for all the rows it walks
   return detail::run_rows<VecWidth, detail::broadcast_input(1)>(
       bias_op<Activation, U>{{}, act}, outputs(out), {cols}, rows, cols, inputs(x, bias),
-      {cols, std::size_t(0)}, arrays, 3, stream, detail::declared_cost<Activation>);
+      {cols, std::size_t(0)}, arrays, 3, stream, detail::forward_cost<Activation>);
 }
 
 /// Bytes of workspace bias_backward needs for [rows, cols] of T (partial column sums: one

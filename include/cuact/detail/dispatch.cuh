@@ -255,11 +255,11 @@ cudaError_t run_rows(Op op, const output_arrays<Out...>& row0_outputs,
   using params_t = decltype(params);
   launch_shape shape{};
   if constexpr (params_t::walks_columns) {
-    if (const cudaError_t status =
-            choose_launch_shape(rows_kernel<params_t>, device, hint, params.row.vectors * rows,
-                                (params.row.head + params.row.tail) * rows,
-                                params_t::row_load_bytes, params_t::bytes_per_element,
-                                params_t::arrays_per_element, params_t::max_rows_in_flight, shape);
+    if (const cudaError_t status = choose_launch_shape(
+            rows_kernel<params_t>, device, hint, params.row.vectors * rows,
+            (params.row.head + params.row.tail) * rows, params_t::row_load_bytes,
+            params_t::bytes_per_element, params_t::arrays_per_element, params_t::max_rows_in_flight,
+            shape, compute_bound_passes_of<Op>);
         status != cudaSuccess) {
       return status;
     }
@@ -268,7 +268,9 @@ cudaError_t run_rows(Op op, const output_arrays<Out...>& row0_outputs,
     // column vector: it walks at least min_walk_elements elements. H100, bias + gelu forward
     // (bench/results/h100/rows_shapes.txt): fp32 (2 rows in flight of 4 elements) 0.956 x memcpy
     // in one pass, 0.970-0.972 in two (16 elements), 0.952 in four; bf16 (8 per row) 0.995 in one
-    // pass of 2 rows.
+    // pass of 2 rows. A compute-bound forward's passes where tight come on top (bias + gelu fp32
+    // on the H200: gelu's four, 8 rows per thread: 0.885 x memcpy against 0.850 for 4;
+    // h200/bias_forward_shapes.txt).
     const unsigned walk = shape.vectors_per_thread * width;
     const unsigned min_passes = (min_walk_elements + walk - 1) / walk;
     if (shape.passes < min_passes) shape.passes = min_passes;
