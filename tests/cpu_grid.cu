@@ -220,6 +220,16 @@ static_assert(cuact::detail::forward_cost<cuact::forward_op<cuact::selu, float>>
               cuact::detail::cost_hint::heavy);
 static_assert(cuact::detail::forward_cost<cuact::forward_op<cuact::relu, float>> ==
               cuact::detail::cost_hint::light);
+// the passes a compute-bound forward declares reach the model through forward_op and bias_op
+// (bias + activation is a forward); gelu_tanh takes the default two
+static_assert(cuact::detail::compute_bound_passes_of<cuact::forward_op<cuact::gelu, float>> == 4);
+static_assert(cuact::detail::compute_bound_passes_of<cuact::bias_op<cuact::gelu, float>> == 4);
+static_assert(cuact::detail::forward_cost<cuact::bias_op<cuact::gelu, float>> ==
+              cuact::detail::cost_hint::compute_bound);
+static_assert(cuact::detail::compute_bound_passes_of<cuact::forward_op<cuact::gelu_tanh, float>> ==
+              cuact::detail::default_compute_bound_passes);
+static_assert(cuact::detail::forward_cost<cuact::gelu_tanh> ==
+              cuact::detail::cost_hint::compute_bound);
 
 TEST_CASE("launch model: a heavy op makes two passes where the budget per array is short",
           "[cpu][grid][launch]") {
