@@ -288,6 +288,14 @@ inline double instruction_budget(const device_facts& device, std::size_t bytes_p
   return device.sm_count * device.sm_clock_hz * 128 / elements_per_second;
 }
 
+/// Whether an operation moving `bytes_per_element` through `arrays_per_element` arrays is
+/// instruction-bound on `device`: its budget is under `budget_per_array` for each array (the rule
+/// behind the passes of heavy and compute-bound ops and the tabulated forward's shape).
+inline bool budget_is_tight(const device_facts& device, std::size_t bytes_per_element,
+                            unsigned arrays_per_element, double budget_per_array) {
+  return instruction_budget(device, bytes_per_element) < budget_per_array * arrays_per_element;
+}
+
 /// The model itself, a pure function of what was observed (so the CPU tests can run every shape
 /// it can produce). `vectors` is the number of full vectors, `scalars` head + tail,
 /// `vector_load_bytes` what one thread loads per vector of all inputs, `bytes_per_element` what
@@ -306,12 +314,12 @@ inline launch_shape model_launch_shape(
   // 0.87 x memcpy in one vector and one pass, 0.99 in two and two (bench --shapes: user_softplus,
   // user_elu). Declared heavy ops make two passes only where the budget is tight: fp32 selu lost
   // 1.4% with two on H200.
-  const double budget = instruction_budget(device, bytes_per_element);
   const bool float_data = bytes_per_element >= 4 * std::size_t(arrays_per_element);
   const bool compute_bound = hint == cost_hint::compute_bound && float_data;
   const double bound_per_array =
       compute_bound ? compute_bound_budget_per_array : instruction_bound_budget_per_array;
-  const bool tight = budget < bound_per_array * arrays_per_element;
+  const bool tight =
+      budget_is_tight(device, bytes_per_element, arrays_per_element, bound_per_array);
   const bool estimated = hint == cost_hint::estimate;
   const bool heavy = hint == cost_hint::heavy || hint == cost_hint::compute_bound || estimated;
   const double resident_threads =
@@ -339,7 +347,7 @@ inline launch_shape model_launch_shape(
 /// (tabulated_tight_threads_per_block).
 inline launch_shape tabulated_launch_shape(const device_facts& device, std::size_t vectors,
                                            std::size_t scalars, unsigned max_vectors_per_thread) {
-  const bool tight = instruction_budget(device, 4) < instruction_bound_budget_per_array * 2;
+  const bool tight = budget_is_tight(device, 4, 2, instruction_bound_budget_per_array);
   const unsigned block = tight ? tabulated_tight_threads_per_block : tabulated_threads_per_block;
   const unsigned passes = tight ? tabulated_tight_passes : 1;
   const unsigned k = max_vectors_per_thread < 2 ? max_vectors_per_thread : 2;
