@@ -930,30 +930,37 @@ struct gelu {
     return m * detail::exp2_approx(fmaf(s, -1.44269504088896341f, raise ? 64.0f : 0.0f)) *
            (raise ? 0x1p-64f : 1.0f);
   }
-  /// For 16-bit results (an error of 2^-12 suffices): g = Phi(-|x|) = h E and e = 2^64 E, with
-  /// h = erfcx(a) / 2, a = |x| / sqrt 2 (erfcx_bounded's form with a degree-6 fit, 2^-16.5, in
-  /// q = (a - 2) / (a + 2) written in |x|), and E = exp(-x^2 / 2). E is taken as 2^64 E by
-  /// `ex2.approx.ftz` and h as 2^-64 h, so the flush to zero cannot cost a result: 2^64 E is
-  /// normal down to |x| = 16.2, where every 16-bit result is 0, x or 1 (bf16 keeps gelu(x) down
-  /// to 2^-133, at x = -13.5, where E itself is below 2^-126). bf16 gelu went from 38.6 to 26.8
-  /// issued instructions per element (H200, where it was instruction-bound).
+  /// For results of 16 bits or fewer (fp16 needs an error below 2^-12, bf16 and fp8 below 2^-9):
+  /// g = Phi(-|x|) = h E and e = 2^64 E, with h = erfcx(|x| / sqrt 2) / 2 = r P(r), r = 1 / (|x| +
+  /// c), P a polynomial (weighted minimax fits of the relative error over |x| in [0, 16]: degree 4
+  /// at c = 2.65 for fp16, 2^-14.8; degree 3 at c = 2 for 8 significant bits, 2^-11.8), and E =
+  /// exp(-x^2 / 2). E is taken as 2^64 E by `ex2.approx.ftz` and h as 2^-64 h (in P's
+  /// coefficients), so the flush to zero cannot cost a result: 2^64 E is normal down to |x| =
+  /// 16.2, where every 16-bit result is 0, x or 1 (bf16 keeps gelu(x) down to 2^-133, at x =
+  /// -13.5, where E itself is below 2^-126). One reciprocal and a short polynomial: 11-12
+  /// instructions for g and e where session 4's form ((|x| - 2 sqrt 2) / (|x| + 2 sqrt 2) into a
+  /// degree-6 fit, 2^-16.5, and a second reciprocal for the 1 / (1 + 2a) factor) took 18 (bf16
+  /// gelu, H200: 26.8 issued instructions per element, about the whole budget there).
   struct lower_tail_16 {
     ///@{
     /// g: Phi(-|x|); e: 2^64 exp(-x^2 / 2).
     float g, e;
     ///@}
   };
-  /// The lower_tail_16 of x (NaN gives NaN in both; +-inf give 0 and 0).
+  /// The lower_tail_16 of x at accuracy R (NaN gives NaN in both; +-inf give 0 and 0).
+  template <class R>
   CUACT_HOST_DEVICE static lower_tail_16 lower_tail_16_of(float x) {
-    constexpr float two_sqrt2 = 2.82842712474619009760f;
-    const float ax = fminf(fabsf(x), 16.0f);  // NaN gives 16; keeps q finite for +-inf
-    const float q = (ax - two_sqrt2) * detail::rcp_approx_ftz(ax + two_sqrt2);
-    const float p =
-        detail::horner(q, 0x1.709912p-8f, -0x1.df44b0p-8f, -0x1.ad6cf0p-5f, 0x1.4fa890p-3f,
-                       -0x1.54adf4p-3f, -0x1.7be6dep-4f, 0x1.1ba27ap-2f);
-    // 2^-64 / (2 (1 + 2a)) = 1 / (2^64 (2 + 2 sqrt2 |x|)): in [2^-70, 2^-65], normal
-    const float d = detail::rcp_approx_ftz(fmaf(two_sqrt2 * 0x1p64f, ax, 0x1p65f));
-    const float h = fmaf(p, d, d);
+    const float ax = fminf(fabsf(x), 16.0f);  // NaN gives 16; keeps r normal for +-inf
+    float h;
+    if constexpr (detail::rounds_to_8_significant_bits_v<R>) {
+      const float r = detail::rcp_approx_ftz(ax + 2.0f);
+      h = r *
+          detail::horner(r, -0x1.fd2d08p-64f, 0x1.f19a56p-64f, 0x1.71e04ep-65f, 0x1.9b0af2p-66f);
+    } else {
+      const float r = detail::rcp_approx_ftz(ax + 2.65f);
+      h = r * detail::horner(r, -0x1.78326cp-61f, 0x1.324396p-61f, 0x1.a44386p-64f, 0x1.1b41e6p-64f,
+                             0x1.975352p-66f);
+    }
     const float e = detail::exp2_approx_ftz(fmaf(x * -0.72134752044448170368f, x, 64.0f));
     return {h * e, e};
   }
@@ -964,7 +971,7 @@ struct gelu {
       // x Phi(x) = x h E below 0 and x - x h E above, h E = erfc(|x| / sqrt 2) / 2
       if constexpr (detail::rounds_to_16_bits_v<R>) {
         // +-0 keep their sign; -inf gives -inf * 0 = NaN (as PyTorch), +inf gives inf
-        const lower_tail_16 t = lower_tail_16_of(x);
+        const lower_tail_16 t = lower_tail_16_of<R>(x);
         return x * (x <= 0.0f ? t.g : 1.0f - t.g);
       } else {
         // p = |x| Phi(-|x|) = |x| erfcx(a) E / 2, the 1/2 in the exp's last scaling (2^-65);
@@ -990,7 +997,7 @@ struct gelu {
       // NaN, as PyTorch's inf * 0
       if constexpr (detail::rounds_to_16_bits_v<R>) {
         // x phi(x) = x e 2^-64 / sqrt(2 pi): +-inf give inf * 0 = NaN, as PyTorch
-        const lower_tail_16 t = lower_tail_16_of(x);
+        const lower_tail_16 t = lower_tail_16_of<R>(x);
         return fmaf(x * float(0x1p-64 * inv_sqrt_2pi), t.e, x <= 0.0f ? t.g : 1.0f - t.g);
       } else {
         // m E = Phi(-|x|) - |x| phi(x): the result below 0, its complement above
