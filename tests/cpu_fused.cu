@@ -363,7 +363,10 @@ TEMPLATE_TEST_CASE("fused: packed GLU and bias rows under simulated grids", "[cp
                   bop, cuact::outputs(y.get()), {cols}, rows, cols,
                   cuact::inputs<T, T>(x.get(), bias.get()), {cols, std::size_t(0)});
               if (cols % V != 0 || offset_in != offset_out) CHECK(pf.row.vectors == 0);
-              for (unsigned in_flight : {1u, 2u}) {
+              // every rows-in-flight count the launch can choose, up to the walk's cap
+              constexpr int max_in_flight = decltype(pf)::max_rows_in_flight;
+              static_assert(max_in_flight == 4, "x loads one 16-byte vector per row");
+              for (unsigned in_flight = 1; in_flight <= unsigned(max_in_flight); ++in_flight) {
                 pf.rows_in_flight = in_flight;
                 std::fill(y.get(), y.get() + rows * cols, from_bits<U>(0x7f));
                 const std::size_t grid_y = 3;

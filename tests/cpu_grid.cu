@@ -288,6 +288,18 @@ TEST_CASE("launch model: a heavy op makes two passes where the budget per array 
   // Without a hint: two passes everywhere
   CHECK(shape(h100, cost_hint::estimate, 8).passes == 2);
   CHECK(backward(h100, cost_hint::estimate, 12).passes == 2);
+  // A walk over rows (bias + activation) keeps its cap of rows in flight (min_vectors_per_thread),
+  // with the passes of its hint on top; with little work, one row per thread over every SM
+  auto walk = [&](const cuact::detail::device_facts& d, cost_hint hint, std::size_t bytes,
+                  std::size_t rows_vectors) {
+    return cuact::detail::model_launch_shape(d, gelu_fp32, hint, rows_vectors, 0, 16, bytes, 2, 4,
+                                             cuact::detail::default_compute_bound_passes, 4);
+  };
+  CHECK(walk(h200, cost_hint::heavy, 4, vectors).vectors_per_thread == 4);
+  CHECK(walk(h200, cost_hint::heavy, 4, vectors).passes == 2);
+  CHECK(walk(h100, cost_hint::light, 8, vectors).vectors_per_thread == 4);
+  CHECK(walk(h100, cost_hint::light, 8, vectors).passes == 1);
+  CHECK(walk(h200, cost_hint::light, 4, 1000).vectors_per_thread == 1);
 }
 
 TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][launch]") {

@@ -378,8 +378,13 @@ cudaError_t bias_forward(Activation act, const T* x, const T* bias, U* out, std:
   const detail::array_arg arrays[] = {detail::array_of(out, n, array_role::output),
                                       detail::array_of(x, n, array_role::input_or_in_place),
                                       detail::array_of(bias, cols, array_role::input)};
-  // bias (input 1) is broadcast: each thread loads it once for all the rows it walks
-  return detail::run_rows<VecWidth, detail::broadcast_input(1)>(
+  // bias (input 1) is broadcast: each thread loads it once for all the rows it walks, with the
+  // walk's cap on rows in flight (two rows where float math is compute-bound: registers decide)
+  constexpr bool compute_bound_float =
+      detail::forward_cost<Activation> == detail::cost_hint::compute_bound && sizeof(T) >= 4;
+  constexpr unsigned walk_load_bytes = compute_bound_float ? detail::compute_bound_walk_load_bytes
+                                                           : CUACT_MAX_WALK_LOAD_BYTES_PER_THREAD;
+  return detail::run_rows<VecWidth, detail::broadcast_input(1), walk_load_bytes>(
       bias_op<Activation, U>{{}, act}, outputs(out), {cols}, rows, cols, inputs(x, bias),
       {cols, std::size_t(0)}, arrays, 3, stream, detail::forward_cost<Activation>);
 }

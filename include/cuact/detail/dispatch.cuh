@@ -236,7 +236,9 @@ inline constexpr unsigned min_walk_elements = 16;
 /// vectors per thread and passes shape the grid (rows_grid_for). Walking columns (broadcast
 /// inputs), it sees the bytes one row's step loads and moves (broadcast inputs come from cache)
 /// and its vectors per thread are the rows a thread loads together.
-template <int VecWidth, unsigned Broadcast = 0, class Op, class... Out, class... In>
+template <int VecWidth, unsigned Broadcast = 0,
+          unsigned WalkLoadBytes = CUACT_MAX_WALK_LOAD_BYTES_PER_THREAD, class Op, class... Out,
+          class... In>
 cudaError_t run_rows(Op op, const output_arrays<Out...>& row0_outputs,
                      const std::size_t (&output_pitch)[sizeof...(Out)], std::size_t rows,
                      std::size_t cols, const input_arrays<In...>& row0_inputs,
@@ -250,8 +252,8 @@ cudaError_t run_rows(Op op, const output_arrays<Out...>& row0_outputs,
   if (const cudaError_t status = validate_arrays(arrays, count, device); status != cudaSuccess) {
     return status;
   }
-  auto params = make_rows_params<width, Broadcast>(op, row0_outputs, output_pitch, rows, cols,
-                                                   row0_inputs, input_pitch);
+  auto params = make_rows_params<width, Broadcast, WalkLoadBytes>(
+      op, row0_outputs, output_pitch, rows, cols, row0_inputs, input_pitch);
   using params_t = decltype(params);
   launch_shape shape{};
   if constexpr (params_t::walks_columns) {
@@ -259,10 +261,13 @@ cudaError_t run_rows(Op op, const output_arrays<Out...>& row0_outputs,
             rows_kernel<params_t>, device, hint, params.row.vectors * rows,
             (params.row.head + params.row.tail) * rows, params_t::row_load_bytes,
             params_t::bytes_per_element, params_t::arrays_per_element, params_t::max_rows_in_flight,
-            shape, compute_bound_passes_of<Op>);
+            shape, compute_bound_passes_of<Op>, params_t::max_rows_in_flight);
         status != cudaSuccess) {
       return status;
     }
+    // The model's rows in flight are at least the kernel's cap (rows_params: four 16-byte rows,
+    // unless the op's float math is compute-bound), fewer only where little work spreads over
+    // every SM; its passes multiply them as they do vectors.
     params.rows_in_flight = shape.vectors_per_thread;
     // A walking thread pays its setup (the broadcast inputs' loads, the row loop's) once per
     // column vector: it walks at least min_walk_elements elements. H100, bias + gelu forward

@@ -301,12 +301,15 @@ inline bool budget_is_tight(const device_facts& device, std::size_t bytes_per_el
 /// `vector_load_bytes` what one thread loads per vector of all inputs, `bytes_per_element` what
 /// an element moves (inputs read plus outputs written) and `arrays_per_element` in how many arrays
 /// (the inputs and outputs it is read from or written to), `max_vectors_per_thread` the kernel's
-/// cap, `compute_bound_passes` the passes of a compute-bound float forward where tight.
-inline launch_shape model_launch_shape(
-    const device_facts& device, const kernel_facts& kernel, cost_hint hint, std::size_t vectors,
-    std::size_t scalars, std::size_t vector_load_bytes, std::size_t bytes_per_element,
-    unsigned arrays_per_element, unsigned max_vectors_per_thread,
-    unsigned compute_bound_passes = default_compute_bound_passes) {
+/// cap, `compute_bound_passes` the passes of a compute-bound float forward where tight,
+/// `min_vectors_per_thread` a floor on the vectors in flight where the work fills the GPU (a walk
+/// over rows keeps its rows in flight: rows_params).
+inline launch_shape model_launch_shape(const device_facts& device, const kernel_facts& kernel,
+                                       cost_hint hint, std::size_t vectors, std::size_t scalars,
+                                       std::size_t vector_load_bytes, std::size_t bytes_per_element,
+                                       unsigned arrays_per_element, unsigned max_vectors_per_thread,
+                                       unsigned compute_bound_passes = default_compute_bound_passes,
+                                       unsigned min_vectors_per_thread = 1) {
   // An operation that does not declare its cost is taken as heavy, with two passes even where
   // the budget is not tight: nothing observable tells a plain user functor with log1p(exp(x))
   // (29 registers on sm_90, 58 instructions per element) from a copy-like one (28 registers), and
@@ -327,6 +330,7 @@ inline launch_shape model_launch_shape(
   const double target_bytes = device.bytes_per_second / device.sm_count * load_latency_seconds;
   unsigned k = static_cast<unsigned>(target_bytes / (resident_threads * vector_load_bytes) + 0.999);
   if (heavy && k < 2) k = 2;
+  if (k < min_vectors_per_thread) k = min_vectors_per_thread;
   unsigned passes = heavy && (tight || estimated) ? 2 : 1;
   if (compute_bound && tight && compute_bound_passes > passes) passes = compute_bound_passes;
   const double wave = resident_threads * device.sm_count;
@@ -364,7 +368,8 @@ cudaError_t choose_launch_shape(void (*kernel)(Params), int device, cost_hint hi
                                 std::size_t vector_load_bytes, std::size_t bytes_per_element,
                                 unsigned arrays_per_element, unsigned max_vectors_per_thread,
                                 launch_shape& shape,
-                                unsigned compute_bound_passes = default_compute_bound_passes) {
+                                unsigned compute_bound_passes = default_compute_bound_passes,
+                                unsigned min_vectors_per_thread = 1) {
   device_facts device_info{};
   if (const cudaError_t status = get_device_facts(device, device_info); status != cudaSuccess) {
     return status;
@@ -376,7 +381,7 @@ cudaError_t choose_launch_shape(void (*kernel)(Params), int device, cost_hint hi
   }
   shape = model_launch_shape(device_info, kernel_info, hint, vectors, scalars, vector_load_bytes,
                              bytes_per_element, arrays_per_element, max_vectors_per_thread,
-                             compute_bound_passes);
+                             compute_bound_passes, min_vectors_per_thread);
   return cudaSuccess;
 }
 

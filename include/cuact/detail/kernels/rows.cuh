@@ -21,6 +21,21 @@
 namespace cuact {
 namespace detail {
 
+/// Bytes a thread walking columns loads per step by default: four rows of 16-byte vectors. The
+/// walk's own cap, twice the elementwise body's (CUACT_MAX_LOAD_BYTES_PER_THREAD): a walking thread
+/// loads one vector per row, and on the H200 four rows in flight reached the copy ceiling where two
+/// did not (bias + gelu bf16 0.989 x memcpy against 0.934 at its best with two, bias + relu bf16
+/// 1.002 / 0.984, fp32 0.981 / 0.967), at 56-60 registers against 45-48; on the H100 within 1%
+/// either way (bench/results/h*/bias_forward_rows.txt).
+#ifndef CUACT_MAX_WALK_LOAD_BYTES_PER_THREAD
+#define CUACT_MAX_WALK_LOAD_BYTES_PER_THREAD 64
+#endif
+
+/// The walk's cap for an operation whose float math is compute-bound (fp32 gelu): two rows. Its
+/// registers decide there: bias + gelu fp32 on the H200 took 64 registers with four rows and ran
+/// at 0.85 x memcpy at best, 0.90-0.92 with two rows at 48 registers.
+inline constexpr unsigned compute_bound_walk_load_bytes = 32;
+
 /// gridDim.y's limit.
 inline constexpr std::size_t max_grid_rows = 65535;
 
@@ -67,7 +82,9 @@ struct rows_load_bytes<elementwise_params<Op, VecWidth, type_list<Out...>, type_
 ///
 /// Broadcast inputs (bit k: input k, a bias) are the same row for every row: a thread loads them
 /// once per column vector and reuses them for every row it walks (their pitch is not read).
-template <class Params, unsigned Broadcast = 0>
+/// WalkLoadBytes caps the rows a walking thread loads per step (max_rows_in_flight).
+template <class Params, unsigned Broadcast = 0,
+          unsigned WalkLoadBytes = CUACT_MAX_WALK_LOAD_BYTES_PER_THREAD>
 struct rows_params {
   static constexpr unsigned broadcast_inputs = Broadcast;
   /// With broadcast inputs a thread walks rows down one column vector (and loads them once);
@@ -77,11 +94,10 @@ struct rows_params {
   static constexpr bool walks_columns = Broadcast != 0;
   /// Bytes one thread loads per row and column vector (the inputs that are not broadcast).
   static constexpr std::size_t row_load_bytes = rows_load_bytes<Params, Broadcast>::value;
-  /// The most rows a thread loads before it computes (CUACT_MAX_LOAD_BYTES_PER_THREAD).
-  static constexpr int max_rows_in_flight =
-      row_load_bytes == 0 || row_load_bytes >= CUACT_MAX_LOAD_BYTES_PER_THREAD
-          ? 1
-          : static_cast<int>(CUACT_MAX_LOAD_BYTES_PER_THREAD / row_load_bytes);
+  /// The most rows a thread loads before it computes (WalkLoadBytes).
+  static constexpr int max_rows_in_flight = row_load_bytes == 0 || row_load_bytes >= WalkLoadBytes
+                                                ? 1
+                                                : static_cast<int>(WalkLoadBytes / row_load_bytes);
   /// Bytes one element moves through memory: Params' less the broadcast inputs.
   static constexpr std::size_t bytes_per_element =
       Params::bytes_per_element - rows_load_bytes<Params, Broadcast>::broadcast_bytes;
@@ -102,8 +118,8 @@ struct rows_params {
   }
 };
 
-template <class Params, unsigned Broadcast, std::size_t... O, std::size_t... I>
-CUACT_HOST_DEVICE Params row_params_at(const rows_params<Params, Broadcast>& p, std::size_t row,
+template <class Params, unsigned Broadcast, unsigned W, std::size_t... O, std::size_t... I>
+CUACT_HOST_DEVICE Params row_params_at(const rows_params<Params, Broadcast, W>& p, std::size_t row,
                                        std::index_sequence<O...>, std::index_sequence<I...>) {
   Params q = p.row;
   ((cuda::std::get<O>(q.outputs) += row * p.output_pitch[O]), ...);
@@ -113,14 +129,15 @@ CUACT_HOST_DEVICE Params row_params_at(const rows_params<Params, Broadcast>& p, 
 
 /// Row `row`'s elementwise params: every array's pointer advanced by row * its pitch (broadcast
 /// inputs stay at row 0).
-template <class Params, unsigned Broadcast>
-CUACT_HOST_DEVICE Params row_params_at(const rows_params<Params, Broadcast>& p, std::size_t row) {
+template <class Params, unsigned Broadcast, unsigned W>
+CUACT_HOST_DEVICE Params row_params_at(const rows_params<Params, Broadcast, W>& p,
+                                       std::size_t row) {
   return row_params_at(p, row, std::make_index_sequence<Params::num_outputs>{},
                        std::make_index_sequence<Params::num_inputs>{});
 }
 
-template <class Params, unsigned Broadcast, std::size_t... O, std::size_t... I>
-CUACT_HOST_DEVICE void advance_rows(Params& q, const rows_params<Params, Broadcast>& p,
+template <class Params, unsigned Broadcast, unsigned W, std::size_t... O, std::size_t... I>
+CUACT_HOST_DEVICE void advance_rows(Params& q, const rows_params<Params, Broadcast, W>& p,
                                     std::size_t rows, std::index_sequence<O...>,
                                     std::index_sequence<I...>) {
   ((cuda::std::get<O>(q.outputs) += rows * p.output_pitch[O]), ...);
@@ -131,8 +148,8 @@ CUACT_HOST_DEVICE void advance_rows(Params& q, const rows_params<Params, Broadca
 /// loop-invariant count, an add per array and row where row_params_at at each row costs a 64-bit
 /// multiply: 2-4% fewer issued instructions for bias + gelu, 0.5-2% faster on the H200
 /// (bench/results/h200/bias_forward_shapes.txt).
-template <class Params, unsigned Broadcast>
-CUACT_HOST_DEVICE void advance_rows(Params& q, const rows_params<Params, Broadcast>& p,
+template <class Params, unsigned Broadcast, unsigned W>
+CUACT_HOST_DEVICE void advance_rows(Params& q, const rows_params<Params, Broadcast, W>& p,
                                     std::size_t rows) {
   advance_rows(q, p, rows, std::make_index_sequence<Params::num_outputs>{},
                std::make_index_sequence<Params::num_inputs>{});
@@ -154,16 +171,16 @@ CUACT_HOST_DEVICE void load_input_into(Held& into, const Params& at, std::size_t
 /// the broadcast inputs loaded once, then effective_rows_in_flight() rows loaded per step before
 /// any of them is computed and stored.
 #pragma nv_exec_check_disable
-template <int Width, unsigned Broadcast, class Op, int VecWidth, class... Out, class... In,
-          class Access, std::size_t... I>
+template <int Width, unsigned Broadcast, unsigned W, class Op, int VecWidth, class... Out,
+          class... In, class Access, std::size_t... I>
 CUACT_HOST_DEVICE void rows_columns(
     const rows_params<elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>,
-                      Broadcast>& p,
+                      Broadcast, W>& p,
     std::size_t first, std::size_t first_row, std::size_t row_step, const Access& access,
     std::index_sequence<I...> inputs) {
   using params_t = elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>;
   using loaded_t = cuda::std::tuple<held_vector_t<In, Width>...>;
-  constexpr int max_k = rows_params<params_t, Broadcast>::max_rows_in_flight;
+  constexpr int max_k = rows_params<params_t, Broadcast, W>::max_rows_in_flight;
   const int k = p.effective_rows_in_flight();
   if (first_row >= p.rows) return;
   loaded_t shared{};
@@ -205,11 +222,11 @@ CUACT_HOST_DEVICE void rows_columns(
 /// num_threads) decomposition that covers the rows and threads is correct; each element is read
 /// and written once, and nothing outside the rows is touched.
 #pragma nv_exec_check_disable
-template <class Params, unsigned Broadcast, class Access = global_memory_access>
-CUACT_HOST_DEVICE void rows_thread(const rows_params<Params, Broadcast>& p, std::size_t first_row,
-                                   std::size_t row_step, std::size_t thread,
+template <class Params, unsigned Broadcast, unsigned W, class Access = global_memory_access>
+CUACT_HOST_DEVICE void rows_thread(const rows_params<Params, Broadcast, W>& p,
+                                   std::size_t first_row, std::size_t row_step, std::size_t thread,
                                    std::size_t num_threads, const Access& access = {}) {
-  if constexpr (rows_params<Params, Broadcast>::walks_columns) {
+  if constexpr (rows_params<Params, Broadcast, W>::walks_columns) {
     constexpr int width = Params::vec_width;
     const auto inputs = std::make_index_sequence<Params::num_inputs>{};
     const std::size_t scalars = p.row.head + p.row.tail;
@@ -242,14 +259,22 @@ CUACT_KERNEL void rows_kernel(const RowsParams params) {
 }
 
 /// Builds the launch arguments from row 0's arrays and the pitches. No validation.
-template <int VecWidth, unsigned Broadcast = 0, class Op, class... Out, class... In>
-rows_params<elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>, Broadcast>
+template <int VecWidth, unsigned Broadcast = 0,
+          unsigned WalkLoadBytes = CUACT_MAX_WALK_LOAD_BYTES_PER_THREAD, class Op, class... Out,
+          class... In>
+rows_params<elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>, Broadcast,
+            WalkLoadBytes>
 make_rows_params(Op op, const output_arrays<Out...>& row0_outputs,
                  const std::size_t (&output_pitch)[sizeof...(Out)], std::size_t rows,
                  std::size_t cols, const input_arrays<In...>& row0_inputs,
                  const std::size_t (&input_pitch)[sizeof...(In)], unsigned rows_in_flight = 1) {
-  rows_params<elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>, Broadcast> p{
-      make_params<VecWidth>(op, row0_outputs, cols, row0_inputs, 1), rows, {}, {}, rows_in_flight};
+  rows_params<elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>, Broadcast,
+              WalkLoadBytes>
+      p{make_params<VecWidth>(op, row0_outputs, cols, row0_inputs, 1),
+        rows,
+        {},
+        {},
+        rows_in_flight};
   bool pitches_keep_alignment = true;
   for (std::size_t m = 0; m < sizeof...(Out); ++m) {
     p.output_pitch[m] = output_pitch[m];
