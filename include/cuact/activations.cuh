@@ -933,7 +933,8 @@ struct gelu {
   /// For results of 16 bits or fewer (fp16 needs an error below 2^-12, bf16 and fp8 below 2^-9):
   /// g = Phi(-|x|) = h E and e = 2^64 E, with h = erfcx(|x| / sqrt 2) / 2 = r P(r), r = 1 / (|x| +
   /// c), P a polynomial (weighted minimax fits of the relative error over |x| in [0, 16]: degree 4
-  /// at c = 2.65 for fp16, 2^-14.8; degree 3 at c = 2 for 8 significant bits, 2^-11.8), and E =
+  /// at c = 2.65, 2^-14.8, for fp16 and derivatives; degree 3 at c = 2, 2^-11.8, for forwards to
+  /// 8 significant bits), and E =
   /// exp(-x^2 / 2). E is taken as 2^64 E by `ex2.approx.ftz` and h as 2^-64 h (in P's
   /// coefficients), so the flush to zero cannot cost a result: 2^64 E is normal down to |x| =
   /// 16.2, where every 16-bit result is 0, x or 1 (bf16 keeps gelu(x) down to 2^-133, at x =
@@ -947,12 +948,16 @@ struct gelu {
     float g, e;
     ///@}
   };
-  /// The lower_tail_16 of x at accuracy R (NaN gives NaN in both; +-inf give 0 and 0).
-  template <class R>
+  /// The lower_tail_16 of x (NaN gives NaN in both; +-inf give 0 and 0), from the coarse fit
+  /// (forwards rounded to 8 significant bits) or the fine one (fp16, and every 16-bit derivative:
+  /// a backward's results are summed, dbias or a weight gradient, where the coarse fit's more
+  /// frequent 1-ulp flips add up: bf16 bias + gelu backward's dbias moved 0.035 from eager's over
+  /// 64 rows with it, beyond python/bench/fused_timing.py's check).
+  template <bool Coarse>
   CUACT_HOST_DEVICE static lower_tail_16 lower_tail_16_of(float x) {
     const float ax = fminf(fabsf(x), 16.0f);  // NaN gives 16; keeps r normal for +-inf
     float h;
-    if constexpr (detail::rounds_to_8_significant_bits_v<R>) {
+    if constexpr (Coarse) {
       const float r = detail::rcp_approx_ftz(ax + 2.0f);
       h = r *
           detail::horner(r, -0x1.fd2d08p-64f, 0x1.f19a56p-64f, 0x1.71e04ep-65f, 0x1.9b0af2p-66f);
@@ -971,7 +976,7 @@ struct gelu {
       // x Phi(x) = x h E below 0 and x - x h E above, h E = erfc(|x| / sqrt 2) / 2
       if constexpr (detail::rounds_to_16_bits_v<R>) {
         // +-0 keep their sign; -inf gives -inf * 0 = NaN (as PyTorch), +inf gives inf
-        const lower_tail_16 t = lower_tail_16_of<R>(x);
+        const lower_tail_16 t = lower_tail_16_of<detail::rounds_to_8_significant_bits_v<R>>(x);
         return x * (x <= 0.0f ? t.g : 1.0f - t.g);
       } else {
         // p = |x| Phi(-|x|) = |x| erfcx(a) E / 2, the 1/2 in the exp's last scaling (2^-65);
@@ -997,7 +1002,7 @@ struct gelu {
       // NaN, as PyTorch's inf * 0
       if constexpr (detail::rounds_to_16_bits_v<R>) {
         // x phi(x) = x e 2^-64 / sqrt(2 pi): +-inf give inf * 0 = NaN, as PyTorch
-        const lower_tail_16 t = lower_tail_16_of<R>(x);
+        const lower_tail_16 t = lower_tail_16_of<false>(x);
         return fmaf(x * float(0x1p-64 * inv_sqrt_2pi), t.e, x <= 0.0f ? t.g : 1.0f - t.g);
       } else {
         // m E = Phi(-|x|) - |x| phi(x): the result below 0, its complement above
