@@ -944,8 +944,10 @@ struct gelu {
   /// (1 - 2R) P = w P + (dw w + re2) P with w P exact in the fma: one rounding, not M = 1 - 2R
   /// and M P rounded on their own (3.61 ulp worst for gelu, 3.43 now; erfcx_bounded 3.45, host
   /// sweep of over 2^27 inputs; host rcp and exp2 are correctly rounded, the device's are not).
-  /// Static SASS of the fp32 forward kernel 528 -> 472 instructions, 40 -> 39 registers; not yet
-  /// measured on a GPU.
+  /// Static SASS of the fp32 forward kernel 528 -> 472 instructions, 40 -> 39 registers; issued
+  /// 52.3 -> 46.5 per element (Nsight Compute); H200 fp32 gelu 0.91-0.94 -> 0.97-0.98 x memcpy,
+  /// bias + gelu 0.84-0.87 -> 0.89-0.91 (round-robin A/B); H100 unchanged at 0.998
+  /// (bench/results/h*/gelu32_ab.txt).
   CUACT_HOST_DEVICE static float abs_times_erfcx_of(float ax) {
     const float r = detail::rcp_approx_ftz(ax + 2.0f);  // ax + 2 >= 1: no subnormals
     const float r2 = -2.0f * r;
@@ -960,40 +962,51 @@ struct gelu {
     return fmaf(w, p, fmaf((1.0f - w) + r2, w, re2) * p);
   }
   /// For results of 16 bits or fewer (fp16 needs an error below 2^-12, bf16 and fp8 below 2^-9):
-  /// g = Phi(-|x|) = h E and e = 2^64 E, with h = erfcx(|x| / sqrt 2) / 2 = r P(r), r = 1 / (|x| +
-  /// c), P a polynomial (weighted minimax fits of the relative error over |x| in [0, 16]: degree 4
-  /// at c = 2.65, 2^-14.8, for fp16 and derivatives; degree 3 at c = 2, 2^-11.8, for forwards to
-  /// 8 significant bits), and E =
-  /// exp(-x^2 / 2). E is taken as 2^64 E by `ex2.approx.ftz` and h as 2^-64 h (in P's
-  /// coefficients), so the flush to zero cannot cost a result: 2^64 E is normal down to |x| =
-  /// 16.2, where every 16-bit result is 0, x or 1 (bf16 keeps gelu(x) down to 2^-133, at x =
-  /// -13.5, where E itself is below 2^-126). One reciprocal and a short polynomial: 11-12
-  /// instructions for g and e where session 4's form ((|x| - 2 sqrt 2) / (|x| + 2 sqrt 2) into a
-  /// degree-6 fit, 2^-16.5, and a second reciprocal for the 1 / (1 + 2a) factor) took 18 (bf16
-  /// gelu, H200: 26.8 issued instructions per element, about the whole budget there).
+  /// g = Phi(-|x|) = h E and e = 2^64 E, with h = erfcx(|x| / sqrt 2) / 2 and E = exp(-x^2 / 2).
+  /// E is taken as 2^64 E by `ex2.approx.ftz` and h as 2^-64 h, so the flush to zero cannot cost a
+  /// result: 2^64 E is normal down to |x| = 16.2, where every 16-bit result is 0, x or 1 (bf16
+  /// keeps gelu(x) down to 2^-133, at x = -13.5, where E itself is below 2^-126). h takes one of
+  /// three forms (tail_fit).
   struct lower_tail_16 {
     ///@{
     /// g: Phi(-|x|); e: 2^64 exp(-x^2 / 2).
     float g, e;
     ///@}
   };
-  /// The lower_tail_16 of x (NaN gives NaN in both; +-inf give 0 and 0), from the coarse fit
-  /// (forwards rounded to 8 significant bits) or the fine one (fp16, and every 16-bit derivative:
-  /// a backward's results are summed, dbias or a weight gradient, where the coarse fit's more
-  /// frequent 1-ulp flips add up: bf16 bias + gelu backward's dbias moved 0.035 from eager's over
-  /// 64 rows with it, beyond python/bench/fused_timing.py's check).
-  template <bool Coarse>
+  /// The forms of h in lower_tail_16_of. Forwards: h = r P(r), r = 1 / (|x| + c), one reciprocal
+  /// and a polynomial with 2^-64 in its coefficients (weighted minimax fits of the relative error
+  /// over |x| in [0, 16]): `coarse`, degree 3 at c = 2, 2^-11.8, for results of 8 significant bits
+  /// (bf16, fp8); `fine`, degree 4 at c = 2.65, 2^-14.8, for fp16. They replaced `derivative`'s
+  /// form in the forwards: bf16 gelu 26.8 -> 19.7 issued instructions per element (H200, where
+  /// that was the whole budget: 0.969 -> 0.993 x memcpy, bias + gelu 0.84 -> 0.92, fp8 quantize
+  /// 0.95 -> 1.02; fp16 gelu 0.96 -> 0.99; round-robin, bench/results/h200/gelu16_ab.txt).
+  /// `derivative`: q = (|x| - 2 sqrt 2) / (|x| + 2 sqrt 2) into a degree-6 fit (2^-16.5) and a
+  /// second reciprocal for 1 / (2 + 2 sqrt 2 |x|). Derivatives keep it: with `fine` the bf16
+  /// backward ran 0.8% and bias + gelu backward 2.2% slower on the H200 (fewer instructions, one
+  /// longer dependent chain), and its error is the smaller where results are summed (dbias).
+  enum class tail_fit { coarse, fine, derivative };
+  /// The lower_tail_16 of x in form Fit (NaN gives NaN in both; +-inf give 0 and 0).
+  template <tail_fit Fit>
   CUACT_HOST_DEVICE static lower_tail_16 lower_tail_16_of(float x) {
-    const float ax = fminf(fabsf(x), 16.0f);  // NaN gives 16; keeps r normal for +-inf
+    const float ax = fminf(fabsf(x), 16.0f);  // NaN gives 16; keeps r and q finite for +-inf
     float h;
-    if constexpr (Coarse) {
+    if constexpr (Fit == tail_fit::coarse) {
       const float r = detail::rcp_approx_ftz(ax + 2.0f);
       h = r *
           detail::horner(r, -0x1.fd2d08p-64f, 0x1.f19a56p-64f, 0x1.71e04ep-65f, 0x1.9b0af2p-66f);
-    } else {
+    } else if constexpr (Fit == tail_fit::fine) {
       const float r = detail::rcp_approx_ftz(ax + 2.65f);
       h = r * detail::horner(r, -0x1.78326cp-61f, 0x1.324396p-61f, 0x1.a44386p-64f, 0x1.1b41e6p-64f,
                              0x1.975352p-66f);
+    } else {
+      constexpr float two_sqrt2 = 2.82842712474619009760f;
+      const float q = (ax - two_sqrt2) * detail::rcp_approx_ftz(ax + two_sqrt2);
+      const float p =
+          detail::horner(q, 0x1.709912p-8f, -0x1.df44b0p-8f, -0x1.ad6cf0p-5f, 0x1.4fa890p-3f,
+                         -0x1.54adf4p-3f, -0x1.7be6dep-4f, 0x1.1ba27ap-2f);
+      // 2^-64 / (2 (1 + 2a)) = 1 / (2^64 (2 + 2 sqrt2 |x|)): in [2^-70, 2^-65], normal
+      const float d = detail::rcp_approx_ftz(fmaf(two_sqrt2 * 0x1p64f, ax, 0x1p65f));
+      h = fmaf(p, d, d);
     }
     const float e = detail::exp2_approx_ftz(fmaf(x * -0.72134752044448170368f, x, 64.0f));
     return {h * e, e};
@@ -1005,7 +1018,9 @@ struct gelu {
       // x Phi(x) = x h E below 0 and x - x h E above, h E = erfc(|x| / sqrt 2) / 2
       if constexpr (detail::rounds_to_16_bits_v<R>) {
         // +-0 keep their sign; -inf gives -inf * 0 = NaN (as PyTorch), +inf gives inf
-        const lower_tail_16 t = lower_tail_16_of<detail::rounds_to_8_significant_bits_v<R>>(x);
+        constexpr tail_fit fit =
+            detail::rounds_to_8_significant_bits_v<R> ? tail_fit::coarse : tail_fit::fine;
+        const lower_tail_16 t = lower_tail_16_of<fit>(x);
         return x * (x <= 0.0f ? t.g : 1.0f - t.g);
       } else {
         // p = |x| Phi(-|x|) = |x| h E / 2, the 1/2 in the exp's last scaling (2^-65);
@@ -1031,7 +1046,7 @@ struct gelu {
       // NaN, as PyTorch's inf * 0
       if constexpr (detail::rounds_to_16_bits_v<R>) {
         // x phi(x) = x e 2^-64 / sqrt(2 pi): +-inf give inf * 0 = NaN, as PyTorch
-        const lower_tail_16 t = lower_tail_16_of<false>(x);
+        const lower_tail_16 t = lower_tail_16_of<tail_fit::derivative>(x);
         return fmaf(x * float(0x1p-64 * inv_sqrt_2pi), t.e, x <= 0.0f ? t.g : 1.0f - t.g);
       } else {
         // m E = Phi(-|x|) - |x| phi(x): the result below 0, its complement above
