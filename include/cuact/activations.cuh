@@ -856,11 +856,13 @@ struct tanhshrink {
 struct gelu {
   /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;  // erfc
-  /// The fp32 forward issues about 53 instructions per element (Nsight Compute, sm_90, two passes):
-  /// more passes where that is the device's budget (activation.cuh).
+  /// The fp32 forward issues about 47 instructions per element (Nsight Compute, sm_90, four
+  /// passes; 52-53 before abs_times_erfcx_of): more passes where that is the device's budget
+  /// (activation.cuh).
   static constexpr bool is_compute_bound = true;
-  /// Four: H200 fp32, 0.93-0.95 x memcpy in two passes, 0.97-0.98 in four
-  /// (detail::compute_bound_budget_per_array).
+  /// Four: H200 fp32, 0.93-0.95 x memcpy in two passes, 0.97-0.98 in four, with the 53-instruction
+  /// form (detail::compute_bound_budget_per_array); the leaner form ran at 0.97-0.98 in four (not
+  /// measured in two).
   static constexpr unsigned compute_bound_passes = 4;
   /// 1 / sqrt 2 as a double plus its rounding error (sqrt1_2_lo).
   static constexpr double sqrt1_2_hi = 0x1.6a09e667f3bcdp-1;
