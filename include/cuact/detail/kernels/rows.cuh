@@ -119,24 +119,6 @@ struct rows_params {
 };
 
 template <class Params, unsigned Broadcast, unsigned W, std::size_t... O, std::size_t... I>
-CUACT_HOST_DEVICE Params row_params_at(const rows_params<Params, Broadcast, W>& p, std::size_t row,
-                                       std::index_sequence<O...>, std::index_sequence<I...>) {
-  Params q = p.row;
-  ((cuda::std::get<O>(q.outputs) += row * p.output_pitch[O]), ...);
-  ((cuda::std::get<I>(q.inputs) += (Broadcast >> I & 1u) ? 0 : row * p.input_pitch[I]), ...);
-  return q;
-}
-
-/// Row `row`'s elementwise params: every array's pointer advanced by row * its pitch (broadcast
-/// inputs stay at row 0).
-template <class Params, unsigned Broadcast, unsigned W>
-CUACT_HOST_DEVICE Params row_params_at(const rows_params<Params, Broadcast, W>& p,
-                                       std::size_t row) {
-  return row_params_at(p, row, std::make_index_sequence<Params::num_outputs>{},
-                       std::make_index_sequence<Params::num_inputs>{});
-}
-
-template <class Params, unsigned Broadcast, unsigned W, std::size_t... O, std::size_t... I>
 CUACT_HOST_DEVICE void advance_rows(Params& q, const rows_params<Params, Broadcast, W>& p,
                                     std::size_t rows, std::index_sequence<O...>,
                                     std::index_sequence<I...>) {
@@ -153,6 +135,15 @@ CUACT_HOST_DEVICE void advance_rows(Params& q, const rows_params<Params, Broadca
                                     std::size_t rows) {
   advance_rows(q, p, rows, std::make_index_sequence<Params::num_outputs>{},
                std::make_index_sequence<Params::num_inputs>{});
+}
+
+/// Row `row`'s elementwise params: row 0's moved `row` rows down (advance_rows).
+template <class Params, unsigned Broadcast, unsigned W>
+CUACT_HOST_DEVICE Params row_params_at(const rows_params<Params, Broadcast, W>& p,
+                                       std::size_t row) {
+  Params q = p.row;
+  advance_rows(q, p, row);
+  return q;
 }
 
 /// Loads input I of `at` (one row's params) at element `first` into `into`, when Load.
