@@ -144,18 +144,35 @@ shape_report modelled_shape(Op op, cuact::detail::cost_hint hint, T* out, std::s
     }
   }
   int device = 0;
-  cuact::detail::kernel_facts kernel{};
-  cuact::detail::launch_shape shape{};
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cuact::detail::get_kernel_facts(cuact::elementwise_kernel<params_t>, device, kernel) !=
-          cudaSuccess ||
-      cuact::detail::model_shape(cuact::elementwise_kernel<params_t>, device, hint, params, 1,
-                                 shape) != cudaSuccess) {
+  if (cudaGetDevice(&device) != cudaSuccess) {
     cudaGetLastError();
     return report;
   }
-  report.resident_blocks_per_sm = kernel.resident_blocks_per_sm;
-  return shape_of<params_t>(shape, kernel.registers_per_thread, report);
+  // the instantiation run_elementwise launches (its own, or the one-vector one)
+  const cudaError_t status =
+      cuact::detail::with_launched_params(params, device, [&](const auto& launched) {
+        using launched_t = std::remove_const_t<std::remove_reference_t<decltype(launched)>>;
+        const auto kernel = cuact::elementwise_kernel<launched_t>;
+        cuact::detail::kernel_facts facts{};
+        cuact::detail::launch_shape shape{};
+        if (const cudaError_t s = cuact::detail::get_kernel_facts(kernel, device, facts);
+            s != cudaSuccess) {
+          return s;
+        }
+        if (const cudaError_t s =
+                cuact::detail::model_shape(kernel, device, hint, launched, 1, shape);
+            s != cudaSuccess) {
+          return s;
+        }
+        report.resident_blocks_per_sm = facts.resident_blocks_per_sm;
+        report = shape_of<launched_t>(shape, facts.registers_per_thread, report);
+        return cudaSuccess;
+      });
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    return shape_report{};
+  }
+  return report;
 }
 
 /// The public kernel launched directly with a chosen shape.

@@ -35,17 +35,31 @@ std::vector<std::size_t> edge_sizes(std::size_t v, std::size_t k) {
   return sizes;
 }
 
+/// The op of relu_matrix: the pass's own, or as detail::one_vector_op (the instantiation
+/// run_elementwise launches where it holds more resident blocks).
+template <class T, cuact_test::pass P, bool OneVector>
+auto relu_pass_op() {
+  const auto own = pass_op<P, T>(cuact::relu{});
+  if constexpr (OneVector) {
+    return cuact::detail::one_vector_op<std::remove_const_t<decltype(own)>>{own};
+  } else {
+    return own;
+  }
+}
+
 /// One pass of relu over T with width W: every vectors_per_thread, size, offset and placement.
-template <class T, cuact_test::pass P, int W>
+template <class T, cuact_test::pass P, int W, bool OneVector = false>
 void relu_matrix(tally& total) {
   constexpr int inputs = pass_inputs(P);
   constexpr int V = resolved_width(W, sizeof(T));
-  const auto op = pass_op<P, T>(cuact::relu{});
+  const auto op = relu_pass_op<T, P, OneVector>();
   using params_t = decltype(cuact::make_elementwise_params<V>(op, static_cast<T*>(nullptr), 0,
                                                               static_cast<const T*>(nullptr)));
+  static_assert(!OneVector || params_t::max_vectors_per_thread == 1);
   const auto run = [&](const sim_layout& layout, bool all_grids) {
-    const std::string what = type_name<T>() + " relu " + pass_name(P) + " W=" + std::to_string(W) +
-                             " " + describe_layout(layout, inputs, 1);
+    const std::string what = type_name<T>() + " relu " + pass_name(P) +
+                             (OneVector ? " one_vector_op" : "") + " W=" + std::to_string(W) + " " +
+                             describe_layout(layout, inputs, 1);
     sim_result r;
     if constexpr (inputs == 1) {
       elementwise_sim<V, decltype(op), type_list<T>, type_list<T>> sim(op, layout);
@@ -129,6 +143,7 @@ TEMPLATE_TEST_CASE("grid simulation: every width x vectors per thread x offset x
   tally total;
   for_each_width<T>([&](auto w) {
     relu_matrix<T, pass::forward, decltype(w)::value>(total);
+    relu_matrix<T, pass::forward, decltype(w)::value, /*OneVector=*/true>(total);
     relu_matrix<T, pass::backward, decltype(w)::value>(total);
   });
   total.print("grid simulation " + type_name<T>());

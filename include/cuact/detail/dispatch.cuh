@@ -183,6 +183,43 @@ cudaError_t run_tabulated(const Params& params, int device, cudaStream_t stream)
                             stream, bf16_table_window::bytes, facts.binary_version >= 90);
 }
 
+/// Returns launch(p) for the params run_elementwise launches elementwise_kernel with on `device`:
+/// `params`, or the same with its op as one_vector_op where that kernel holds more resident
+/// blocks per SM than params' own, compiled for several vectors per thread (registers).
+template <class Params, class Launch>
+cudaError_t with_launched_params(const Params& params, int device, Launch&& launch) {
+  using op_t = decltype(params.op);
+  if constexpr (Params::max_vectors_per_thread > 1 && std::is_class_v<op_t> &&
+                !std::is_final_v<op_t>) {
+    auto one_vector = with_op(params, one_vector_op<op_t>{params.op});
+    kernel_facts own{}, narrow{};
+    if (const cudaError_t status = get_kernel_facts(elementwise_kernel<Params>, device, own);
+        status != cudaSuccess) {
+      return status;
+    }
+    if (const cudaError_t status =
+            get_kernel_facts(elementwise_kernel<decltype(one_vector)>, device, narrow);
+        status != cudaSuccess) {
+      return status;
+    }
+    if (narrow.resident_blocks_per_sm > own.resident_blocks_per_sm) return launch(one_vector);
+  }
+  return launch(params);
+}
+
+/// Launches elementwise_kernel over params' split in the launch model's shape.
+template <class Params>
+cudaError_t launch_modelled(Params params, int device, cost_hint hint, cudaStream_t stream) {
+  launch_shape shape{};
+  if (const cudaError_t status =
+          model_shape(elementwise_kernel<Params>, device, hint, params, 1, shape);
+      status != cudaSuccess) {
+    return status;
+  }
+  params.vectors_per_thread = shape.vectors_per_thread;
+  return launch_kernel(elementwise_kernel<Params>, params, shape, stream);
+}
+
 /// Validates, then launches elementwise_kernel over n elements: outputs[i] = op(inputs[i]...).
 /// `extra` lists arrays the op reads by itself (the ReLU mask), validated with the others.
 /// Tabulable: op is a pure function of its one input (an activation's forward), so a bf16 one may
@@ -214,15 +251,9 @@ cudaError_t run_elementwise(Op op, const output_arrays<Out...>& outputs, std::si
       }
     }
   }
-  using params_t = decltype(params);
-  launch_shape shape{};
-  if (const cudaError_t status =
-          model_shape(elementwise_kernel<params_t>, device, hint, params, 1, shape);
-      status != cudaSuccess) {
-    return status;
-  }
-  params.vectors_per_thread = shape.vectors_per_thread;
-  return launch_kernel(elementwise_kernel<params_t>, params, shape, stream);
+  return with_launched_params(params, device, [&](const auto& launched) {
+    return launch_modelled(launched, device, hint, stream);
+  });
 }
 
 /// Elements a thread walking columns (rows_kernel with broadcast inputs) covers at least.

@@ -14,6 +14,9 @@
 ///   registers (fewer resident threads) gets more vectors per thread. Each thread issues all its
 ///   loads before it computes (detail/kernels/elementwise.cuh), so
 ///   vectors_per_thread = ceil(target bytes / (resident threads x bytes one vector set loads)).
+///   Registers come first: where the kernel compiled for two vectors holds fewer resident blocks
+///   than the same op compiled for one, the one-vector kernel is launched instead
+///   (kernels/elementwise.cuh: one_vector_op; the heavy forwards, 12 -> 16 blocks per SM).
 /// - **Compute cost.** An operation that spends tens of instructions per element hides its
 ///   arithmetic behind the loads of its other vectors, so it gets at least two vectors per
 ///   thread; where the device's instruction budget per element (SMs x clock x 128 lanes over

@@ -18,7 +18,9 @@
 /// Bytes one thread may load before it computes: the cap on vectors_per_thread. Each unrolled
 /// vector costs registers even when the launch model asks for fewer, and registers limit the
 /// resident threads: at 64 bytes (4 x 16) relu fp32 compiled to 46 registers on sm_90 (1280
-/// resident threads per SM), so the default is 32 (bench --shapes, bench/results/).
+/// resident threads per SM), so the default is 32 (bench --shapes, bench/results/). Where two
+/// vectors cost resident blocks against one, run_elementwise launches the one-vector instantiation
+/// (one_vector_op).
 #ifndef CUACT_MAX_LOAD_BYTES_PER_THREAD
 #define CUACT_MAX_LOAD_BYTES_PER_THREAD 32
 #endif
@@ -116,6 +118,30 @@ template <class Op>
 inline constexpr bool takes_held_vector_v<Op, std::void_t<decltype(Op::takes_held_vector)>> =
     Op::takes_held_vector;
 
+/// An op that declares `static constexpr int max_vectors_per_thread` caps the vectors a thread
+/// loads before it computes at that many, instead of CUACT_MAX_LOAD_BYTES_PER_THREAD's count
+/// (one_vector_op); 0 where it declares none.
+template <class Op, class = void>
+inline constexpr int declared_max_vectors_v = 0;
+template <class Op>
+inline constexpr int declared_max_vectors_v<Op, std::void_t<decltype(Op::max_vectors_per_thread)>> =
+    Op::max_vectors_per_thread;
+
+/// Op compiled for one vector per thread: its kernel needs fewer registers than Op's own with
+/// two vectors in flight, and run_elementwise launches it where that buys resident blocks per SM
+/// (dispatch.cuh: with_launched_params). Why: the heavy forwards took 37-40 registers with two
+/// vectors (12 blocks of 128 threads per SM) and 29-32 with one (16 blocks), and ran faster so:
+/// H200 gelu fp32 0.979 -> 0.996 x memcpy, gelu bf16 0.992 -> 1.011, selu bf16 0.994 -> 1.008,
+/// the `--family` rows +0.5% on average; H100 selu fp32 0.992 -> 1.000, the family +0.03% (light
+/// ops with 33-38 registers lost up to 1.0% there, hardtanh fp32 1.009 -> 0.999, and gained as
+/// much on the H200). Ops that hold 16 blocks either way lost with one vector everywhere: H200
+/// selu fp64 1.001 -> 0.960, the 16-bit ReLU mask backward 1.001 -> 0.906
+/// (bench/results/h*/one_vector_ab/, h*/load_cap_ab.txt). Everything else is Op's, inherited.
+template <class Op>
+struct one_vector_op : Op {
+  static constexpr int max_vectors_per_thread = 1;
+};
+
 /// The load-phase state of a vector (an empty one for ops that do not take the vector index).
 struct no_vector_state {};
 #pragma nv_exec_check_disable
@@ -150,9 +176,11 @@ struct elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>> {
   static constexpr std::size_t bytes_per_element = (sizeof(In) + ...) + (sizeof(Out) + ...);
   /// Arrays one element is read from or written to (the launch model's per-array budget).
   static constexpr unsigned arrays_per_element = sizeof...(In) + sizeof...(Out);
-  /// The most vectors a thread loads before it computes (CUACT_MAX_LOAD_BYTES_PER_THREAD).
+  /// The most vectors a thread loads before it computes: Op's declared_max_vectors_v, else
+  /// CUACT_MAX_LOAD_BYTES_PER_THREAD's count.
   static constexpr int max_vectors_per_thread =
-      vector_load_bytes >= CUACT_MAX_LOAD_BYTES_PER_THREAD
+      declared_max_vectors_v<Op> > 0 ? declared_max_vectors_v<Op>
+      : vector_load_bytes >= CUACT_MAX_LOAD_BYTES_PER_THREAD
           ? 1
           : static_cast<int>(CUACT_MAX_LOAD_BYTES_PER_THREAD / vector_load_bytes);
 
@@ -416,6 +444,19 @@ CUACT_KERNEL void elementwise_kernel(const Params params) {
   const std::size_t thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::size_t num_threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   elementwise_thread(params, thread, num_threads);
+}
+
+/// params with its op replaced by `op`: the same arrays, split and vectors per thread.
+template <class NewOp, class Op, int VecWidth, class Outputs, class Inputs>
+CUACT_HOST_DEVICE elementwise_params<NewOp, VecWidth, Outputs, Inputs> with_op(
+    const elementwise_params<Op, VecWidth, Outputs, Inputs>& params, const NewOp& op) {
+  return {params.outputs,
+          params.inputs,
+          params.head,
+          params.vectors,
+          params.tail,
+          params.vectors_per_thread,
+          op};
 }
 
 /// Element offset of `pointer` from the previous `Width * sizeof(T)` boundary.

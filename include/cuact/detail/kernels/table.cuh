@@ -208,13 +208,7 @@ CUACT_KERNEL void tabulated_kernel(const Params params) {
 template <class Op, int VecWidth, class Outputs, class Inputs>
 elementwise_params<bf16_table_op<Op>, VecWidth, Outputs, Inputs> tabulated_params(
     const elementwise_params<Op, VecWidth, Outputs, Inputs>& params, const std::uint16_t* entries) {
-  return {params.outputs,
-          params.inputs,
-          params.head,
-          params.vectors,
-          params.tail,
-          params.vectors_per_thread,
-          bf16_table_op<Op>{params.op, entries}};
+  return with_op(params, bf16_table_op<Op>{params.op, entries});
 }
 
 }  // namespace detail
