@@ -19,7 +19,8 @@
 ///   (kernels/elementwise.cuh: one_vector_op; the heavy forwards, 12 -> 16 blocks per SM).
 /// - **Compute cost.** An operation that spends tens of instructions per element hides its
 ///   arithmetic behind the loads of its other vectors, so it gets at least two vectors per
-///   thread; where the device's instruction budget per element (SMs x clock x 128 lanes over
+///   thread where its kernel holds as many resident blocks with two as with one (else one, as
+///   above: more threads hide it better than more vectors); where the device's instruction budget per element (SMs x clock x 128 lanes over
 ///   elements per second at full bandwidth) is under instruction_bound_budget_per_array for each
 ///   array an element is read from or written to, it is instruction-bound, and each thread makes
 ///   two passes (16-bit forwards on an H200-class GPU; not on an H100). The cost is the
