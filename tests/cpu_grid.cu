@@ -246,6 +246,29 @@ static_assert(cuact::detail::compute_bound_passes_of<cuact::forward_op<cuact::ge
 static_assert(cuact::detail::forward_cost<cuact::gelu_tanh> ==
               cuact::detail::cost_hint::compute_bound);
 
+TEST_CASE("launch model: the one-vector kernel where it holds more resident blocks",
+          "[cpu][grid][launch]") {
+  using cuact::detail::kernel_facts;
+  using cuact::detail::launches_one_vector;
+  // {resident blocks per SM, registers}: gelu fp32 with two vectors (39) against one (32)
+  CHECK(launches_one_vector(kernel_facts{12, 39}, kernel_facts{16, 32}));
+  // selu fp64 (31 against 29 registers), the 16-bit mask backward: 16 blocks either way
+  CHECK_FALSE(launches_one_vector(kernel_facts{16, 31}, kernel_facts{16, 29}));
+  CHECK_FALSE(launches_one_vector(kernel_facts{16, 29}, kernel_facts{12, 40}));
+  // the one-vector op caps its params at one vector; the op's own takes the load cap's count
+  using own_t = cuact::forward_op<cuact::gelu, float>;
+  using own_params = decltype(cuact::make_elementwise_params<4>(
+      own_t{}, static_cast<float*>(nullptr), 0, static_cast<const float*>(nullptr)));
+  using one_params = decltype(cuact::make_elementwise_params<4>(
+      cuact::detail::one_vector_op<own_t>{}, static_cast<float*>(nullptr), 0,
+      static_cast<const float*>(nullptr)));
+  static_assert(own_params::max_vectors_per_thread == CUACT_MAX_LOAD_BYTES_PER_THREAD / 16);
+  static_assert(one_params::max_vectors_per_thread == 1);
+  // and keeps the op's hints: gelu's compute-bound passes reach the model through it
+  static_assert(cuact::detail::compute_bound_passes_of<cuact::detail::one_vector_op<own_t>> ==
+                cuact::gelu::compute_bound_passes);
+}
+
 TEST_CASE("launch model: a heavy op makes two passes where the budget per array is short",
           "[cpu][grid][launch]") {
   using cuact::detail::cost_hint;

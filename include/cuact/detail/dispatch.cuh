@@ -183,6 +183,11 @@ cudaError_t run_tabulated(const Params& params, int device, cudaStream_t stream)
                             stream, bf16_table_window::bytes, facts.binary_version >= 90);
 }
 
+/// with_launched_params' rule: the one-vector kernel where it holds more resident blocks per SM.
+inline bool launches_one_vector(const kernel_facts& own, const kernel_facts& one_vector) {
+  return one_vector.resident_blocks_per_sm > own.resident_blocks_per_sm;
+}
+
 /// Returns launch(p) for the params run_elementwise launches elementwise_kernel with on `device`:
 /// `params`, or the same with its op as one_vector_op where that kernel holds more resident
 /// blocks per SM than params' own, compiled for several vectors per thread (registers).
@@ -202,7 +207,7 @@ cudaError_t with_launched_params(const Params& params, int device, Launch&& laun
         status != cudaSuccess) {
       return status;
     }
-    if (narrow.resident_blocks_per_sm > own.resident_blocks_per_sm) return launch(one_vector);
+    if (launches_one_vector(own, narrow)) return launch(one_vector);
   }
   return launch(params);
 }
