@@ -20,10 +20,11 @@
 /// - **Compute cost.** An operation that spends tens of instructions per element hides its
 ///   arithmetic behind the loads of its other vectors, so it gets at least two vectors per
 ///   thread where its kernel holds as many resident blocks with two as with one (else one, as
-///   above: more threads hide it better than more vectors); where the device's instruction budget per element (SMs x clock x 128 lanes over
-///   elements per second at full bandwidth) is under instruction_bound_budget_per_array for each
-///   array an element is read from or written to, it is instruction-bound, and each thread makes
-///   two passes (16-bit forwards on an H200-class GPU; not on an H100). The cost is the
+///   above: more threads hide it better than more vectors); where the device's instruction
+///   budget per element (SMs x clock x 128 lanes over elements per second at full bandwidth) is
+///   under instruction_bound_budget_per_array for each array an element is read from or written
+///   to, it is instruction-bound, and each thread makes two passes (16-bit forwards on an
+///   H200-class GPU; not on an H100). The cost is the
 ///   activation's `is_heavy` hint when it declares one; a forward declared `is_compute_bound`
 ///   (gelu's) counts as instruction-bound below compute_bound_budget_per_array, which takes in
 ///   fp32 on an H200-class GPU but not on an H100. An operation without the hint is taken as

@@ -134,8 +134,8 @@ inline constexpr int declared_max_vectors_v<Op, std::void_t<decltype(Op::max_vec
 /// H200 gelu fp32 0.979 -> 0.996 x memcpy, gelu bf16 0.992 -> 1.011, selu bf16 0.994 -> 1.008,
 /// the `--family` rows +0.5% on average; H100 selu fp32 0.992 -> 1.000, the family +0.03% (light
 /// ops with 33-38 registers lost up to 1.0% there, hardtanh fp32 1.009 -> 0.999, and gained as
-/// much on the H200). Ops that hold 16 blocks either way lost with one vector everywhere: H200
-/// selu fp64 1.001 -> 0.960, the 16-bit ReLU mask backward 1.001 -> 0.906
+/// much on the H200). Ops that hold 16 blocks either way lost with one vector: H200 selu fp64
+/// 1.001 -> 0.960, the 16-bit ReLU mask backward 1.001 -> 0.906
 /// (bench/results/h*/one_vector_ab/, h*/load_cap_ab.txt). Everything else is Op's, inherited.
 template <class Op>
 struct one_vector_op : Op {
