@@ -197,17 +197,17 @@ cudaError_t with_launched_params(const Params& params, int device, Launch&& laun
   if constexpr (Params::max_vectors_per_thread > 1 && std::is_class_v<op_t> &&
                 !std::is_final_v<op_t>) {
     auto one_vector = with_op(params, one_vector_op<op_t>{params.op});
-    kernel_facts own{}, narrow{};
+    kernel_facts own{}, one_vector_facts{};
     if (const cudaError_t status = get_kernel_facts(elementwise_kernel<Params>, device, own);
         status != cudaSuccess) {
       return status;
     }
     if (const cudaError_t status =
-            get_kernel_facts(elementwise_kernel<decltype(one_vector)>, device, narrow);
+            get_kernel_facts(elementwise_kernel<decltype(one_vector)>, device, one_vector_facts);
         status != cudaSuccess) {
       return status;
     }
-    if (launches_one_vector(own, narrow)) return launch(one_vector);
+    if (launches_one_vector(own, one_vector_facts)) return launch(one_vector);
   }
   return launch(params);
 }

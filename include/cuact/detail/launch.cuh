@@ -24,10 +24,10 @@
 ///   budget per element (SMs x clock x 128 lanes over elements per second at full bandwidth) is
 ///   under instruction_bound_budget_per_array for each array an element is read from or written
 ///   to, it is instruction-bound, and each thread makes two passes (16-bit forwards on an
-///   H200-class GPU; not on an H100). The cost is the
-///   activation's `is_heavy` hint when it declares one; a forward declared `is_compute_bound`
-///   (gelu's) counts as instruction-bound below compute_bound_budget_per_array, which takes in
-///   fp32 on an H200-class GPU but not on an H100. An operation without the hint is taken as
+///   H200-class GPU; not on an H100). The cost is the activation's `is_heavy` hint when it
+///   declares one; a forward declared `is_compute_bound` (gelu's) counts as instruction-bound
+///   below compute_bound_budget_per_array, which takes in fp32 on an H200-class GPU but not on an
+///   H100. An operation without the hint is taken as
 ///   heavy and makes two passes on every device and dtype: a wrong guess costs a cheap op about
 ///   1%, a right one wins 5-20% (see model_launch_shape).
 /// - **Small work.** Below one full wave of resident threads, one vector per thread, so every SM
