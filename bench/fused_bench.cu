@@ -194,6 +194,10 @@ void run_type(const options& o, const buffers& b, const char* dtype) {
       [&] { BENCH_CHECK(cuact::forward(cuact::gelu{}, x, y, n)); });
   row("bias+gelu fwd", 2 * n * s + bias_bytes,
       [&] { BENCH_CHECK(cuact::bias_forward(cuact::gelu{}, x, bias, y, rows, cols)); });
+  row("bias+relu fwd", 2 * n * s + bias_bytes,
+      [&] { BENCH_CHECK(cuact::bias_forward(cuact::relu{}, x, bias, y, rows, cols)); });
+  row("bias+silu fwd", 2 * n * s + bias_bytes,
+      [&] { BENCH_CHECK(cuact::bias_forward(cuact::silu{}, x, bias, y, rows, cols)); });
   row("bias+gelu fwd unfused (2 passes)", 4 * n * s + bias_bytes, [&] {
     BENCH_CHECK(
         cuact::transform(add_bias<T>{bias, cols}, cuact::outputs(y), n, cuact::inputs<T>(x)));

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -395,6 +396,50 @@ TEMPLATE_TEST_CASE("fused: packed GLU and bias rows under simulated grids", "[cp
                   }
                 }
               }
+              // ---- the same as one flat elementwise pass (flat_bias_op), where that applies:
+              // its own kernel's body and the one-vector kernel's, every grid ----
+              const bool flat =
+                  cuact::detail::flat_bias_applies<V>(x.get(), bias.get(), y.get(), cols);
+              CHECK(flat == (cols >= 2 && cols % V == 0 && offset_in == 0 && offset_out == 0));
+              if (flat) {
+                using flat_t = cuact::detail::flat_bias_op<cuact::gelu, T, U>;
+                const flat_t fop{
+                    {}, {}, bias.get(), cuact::detail::fast_divmod::of(std::uint32_t(cols))};
+                auto fp = cuact::detail::make_params<V>(fop, cuact::outputs(y.get()), rows * cols,
+                                                        cuact::inputs<T>(x.get()));
+                CHECK(fp.head + fp.tail == 0);
+                const auto one =
+                    cuact::detail::with_op(fp, cuact::detail::one_vector_op<flat_t>{fop});
+                for (std::size_t threads : thread_counts(rows * cols, V)) {
+                  for (unsigned k : {1u, 2u}) {
+                    fp.vectors_per_thread = k;
+                    for (bool one_vector : {false, true}) {
+                      CAPTURE(threads, k, one_vector);
+                      std::fill(y.get(), y.get() + rows * cols, from_bits<U>(0x7f));
+                      access_log log;
+                      const std::size_t r_x = log.add_region(x.get(), rows * cols * sizeof(T));
+                      const std::size_t r_y = log.add_region(y.get(), rows * cols * sizeof(U));
+                      for (std::size_t t = 0; t < threads; ++t) {
+                        log.set_thread(static_cast<std::int64_t>(t));
+                        if (one_vector) {
+                          cuact::elementwise_thread(one, t, threads, recording_access{&log});
+                        } else {
+                          cuact::elementwise_thread(fp, t, threads, recording_access{&log});
+                        }
+                      }
+                      REQUIRE(log.errors().empty());
+                      REQUIRE(log.each_byte(r_x, 1, 0));
+                      REQUIRE(log.each_byte(r_y, 0, 1));
+                      REQUIRE(y.intact());
+                      for (std::size_t i = 0; i < rows * cols; ++i) {
+                        const U want = from_compute<U>(
+                            bop(to_compute(x.get()[i]), to_compute(bias.get()[i % cols])));
+                        REQUIRE(same_result(y.get()[i], want));
+                      }
+                    }
+                  }
+                }
+              }
             }
           }
         }
@@ -402,6 +447,62 @@ TEMPLATE_TEST_CASE("fused: packed GLU and bias rows under simulated grids", "[cp
     }
   }
   CHECK(cases > 100);
+}
+
+// ---- the bias forward's flat pass: its division, its chunks, its rule ------------------------
+
+TEST_CASE("fused: fast_divmod over 31-bit dividends", "[cpu][fused]") {
+  using cuact::detail::fast_divmod;
+  std::mt19937_64 rng(Catch::getSeed() + 29);
+  for (const std::uint32_t d : {2u, 3u, 5u, 7u, 8u, 24u, 1000u, 4097u, 393216u, 1000003u,
+                                (1u << 30) - 1, 1u << 30, (1u << 30) + 1, (1u << 31) - 1}) {
+    CAPTURE(d);
+    const fast_divmod f = fast_divmod::of(d);
+    std::size_t bad = 0;
+    const auto check = [&](std::uint32_t a) {
+      bad += f.quotient(a) != a / d || f.remainder(a) != a % d;
+    };
+    for (std::uint32_t a = 0; a < 4096; ++a) check(a);
+    for (std::uint32_t a = 0x7fffffffu - 4096; a < 0x7fffffffu; ++a) check(a);
+    check(0x7fffffffu);
+    for (int k = 0; k < 20000; ++k) {  // around multiples of d, where a rounding would show
+      const std::uint32_t q = static_cast<std::uint32_t>(rng() % (0x7fffffffu / d + 1));
+      const std::uint64_t m = std::uint64_t(q) * d;
+      for (const std::uint64_t a : {m - 1, m, m + 1}) {
+        if (a < (std::uint64_t(1) << 31)) check(static_cast<std::uint32_t>(a));
+      }
+      check(static_cast<std::uint32_t>(rng() & 0x7fffffffu));
+    }
+    CHECK(bad == 0);
+  }
+  CHECK(fast_divmod::fits(2, std::size_t(1) << 31));
+  CHECK_FALSE(fast_divmod::fits(1, 10));
+  CHECK_FALSE(fast_divmod::fits(std::size_t(1) << 31, 10));
+  CHECK_FALSE(fast_divmod::fits(3, (std::size_t(1) << 31) + 1));
+}
+
+TEST_CASE("fused: the bias forward's flat chunks and its rule against the walk", "[cpu][fused]") {
+  // chunks of whole rows, each below 2^31 elements and as large as that allows
+  for (const std::size_t cols : {std::size_t(2), std::size_t(3), std::size_t(393216),
+                                 std::size_t(1) << 30, (std::size_t(1) << 31) - 1}) {
+    const std::size_t rows = cuact::detail::flat_bias_chunk_rows(cols);
+    CAPTURE(cols, rows);
+    CHECK(rows >= 1);
+    CHECK(rows * cols < cuact::detail::fast_divmod_limit);
+    CHECK((rows + 1) * cols >= cuact::detail::fast_divmod_limit);
+  }
+  // the walk only for a compute-bound forward on 16-bit data where the device's budget is tight
+  using cuact::detail::bias_walks;
+  using cuact::detail::cost_hint;
+  const cuact::detail::device_facts h100{132, 2048, 3.35e12, 1.98e9},
+      h200{132, 2048, 4.8e12, 1.98e9};
+  CHECK(bias_walks(h200, cost_hint::compute_bound, 4, 2));        // gelu bf16: 0.955 vs 0.938
+  CHECK_FALSE(bias_walks(h100, cost_hint::compute_bound, 4, 2));  // 0.981 vs 1.000
+  CHECK_FALSE(bias_walks(h200, cost_hint::compute_bound, 8, 2));  // gelu fp32: 0.909 vs 0.938
+  CHECK_FALSE(
+      bias_walks(h200, cost_hint::compute_bound, 6, 2));  // fp32 -> bf16: 6 bytes, not tight
+  CHECK_FALSE(bias_walks(h200, cost_hint::heavy, 4, 2));  // silu bf16: 0.972 vs 0.990
+  CHECK_FALSE(bias_walks(h200, cost_hint::light, 4, 2));  // relu bf16: 0.990 vs 1.002
 }
 
 // ---- bias backward: two stages, a fixed summation order ---------------------------------------

@@ -180,6 +180,13 @@ TEMPLATE_TEST_CASE("gpu fused: bias + activation and a deterministic dbias", "[g
     device_array<T> dbias1(cols), dbias2(cols), dbias3(cols);
     CUDA_REQUIRE(
         cuact::bias_forward(cuact::gelu{}, dx_.get(), dbias_.get(), dout.get(), rows, cols));
+    // silu, out of place and in place: the flat pass wherever the layout allows, on every device
+    // (16-bit gelu takes the walk where the budget is tight: fused_dispatch.cuh, bias_walks)
+    device_array<T> dsilu(n, s.offset), dsilu_in_place(x, s.offset);
+    CUDA_REQUIRE(
+        cuact::bias_forward(cuact::silu{}, dx_.get(), dbias_.get(), dsilu.get(), rows, cols));
+    CUDA_REQUIRE(cuact::bias_forward(cuact::silu{}, dsilu_in_place.get(), dbias_.get(),
+                                     dsilu_in_place.get(), rows, cols));
     CUDA_REQUIRE(cuact::bias_backward(cuact::gelu{}, dx_.get(), dbias_.get(), ddy.get(), ddx.get(),
                                       dbias1.get(), rows, cols));
     const std::size_t bytes = cuact::bias_backward_workspace_bytes<T>(rows, cols);
@@ -190,6 +197,7 @@ TEMPLATE_TEST_CASE("gpu fused: bias + activation and a deterministic dbias", "[g
     CUDA_REQUIRE(cuact::bias_backward(cuact::gelu{}, dx_.get(), dbias_.get(), ddy.get(), ddy.get(),
                                       dbias3.get(), rows, cols));
     const auto out = dout.download(), dx = ddx.download(), dx3 = ddy.download();
+    const auto silu_out = dsilu.download(), silu_in_place = dsilu_in_place.download();
     const auto g1 = dbias1.download(), g2 = dbias2.download(), g3 = dbias3.download();
     std::vector<double> sums(cols, 0.0);
     for (std::size_t i = 0; i < n; ++i) {
@@ -197,6 +205,10 @@ TEMPLATE_TEST_CASE("gpu fused: bias + activation and a deterministic dbias", "[g
       const double h = in_compute<T>(to_double(x[i]) + to_double(bias[c]));
       const double want = cuact::gelu{}(h);
       bad.check(close_to(out[i], want, ulps), "bias gelu", i, out[i], want);
+      const double want_silu = cuact::silu{}(h);
+      bad.check(close_to(silu_out[i], want_silu, ulps), "bias silu", i, silu_out[i], want_silu);
+      bad.check(same_result(silu_in_place[i], silu_out[i]), "bias silu in place", i,
+                silu_in_place[i], to_double(silu_out[i]));
       const double dyd = to_double(dy[i]);
       const double dx_ref = dyd * in_compute<T>(cuact::gelu{}.derivative(h));
       bad.check(close_to(dx[i], dx_ref, ulps, 4 * epsilon<T>() * std::fabs(dyd)), "bias gelu dx", i,

@@ -5,7 +5,8 @@
 // the device from the hash (support.hpp), so any element's input and expected output are known
 // without copying the array: checked are the first and last 64Ki elements, 2^20 random ones and a
 // strided sample (output against the reference evaluated on the device, input unchanged), and
-// the bytes around each array.
+// the bytes around each array. And bias + relu over bf16 [rows, cols] past 2^31 elements: the flat
+// pass in chunks of whole rows (run_large_bias).
 //
 // Needs about 9 GB of free device memory; with less it prints SKIPPED and exits 77.
 #include <algorithm>
@@ -108,6 +109,59 @@ void run_large(const char* what, const A& act, T* in_base, std::size_t in_offset
   CHECK(changed == 0);
 }
 
+/// bias + relu over bf16 [rows, cols] of more than 2^31 elements: the flat pass in two launches
+/// (fused_dispatch.cuh: chunks of whole rows below 2^31 elements, the column by fast_divmod). x
+/// from the hash, out poisoned; checked against the host evaluation of the same op in windows at
+/// both ends, around the chunk edge and at random places, and the bytes around out.
+void run_large_bias(__nv_bfloat16* x, __nv_bfloat16* out_base, std::uint64_t seed) {
+  using bf16 = __nv_bfloat16;
+  const std::size_t cols = 65544;  // a multiple of 8 (vectors stay in a row), not a power of 2
+  const std::size_t rows = large_n / cols + 2, n = rows * cols;
+  const std::size_t edge = cuact::detail::flat_bias_chunk_rows(cols) * cols;  // second launch
+  INFO("bias relu bf16 " << rows << " x " << cols << ", chunk edge at " << edge);
+  std::vector<bf16> bias(cols);
+  for (std::size_t c = 0; c < cols; ++c) bias[c] = hash_value<bf16>(seed + 1, c);
+  device_memory d_bias(cols * sizeof(bf16));
+  CUACT_CUDA_REQUIRE(
+      cudaMemcpy(d_bias.get(), bias.data(), cols * sizeof(bf16), cudaMemcpyHostToDevice));
+  CUACT_CUDA_REQUIRE(cudaMemset(out_base, 0xA5, (n + slack) * sizeof(bf16)));
+  fill_hash(x, n, seed);
+  CUACT_CUDA_REQUIRE(cudaDeviceSynchronize());
+  REQUIRE(cuact::bias_forward(cuact::relu{}, static_cast<const bf16*>(x), d_bias.get<bf16>(),
+                              out_base, rows, cols) == cudaSuccess);
+  CUACT_CUDA_REQUIRE(cudaDeviceSynchronize());
+  CUACT_CUDA_REQUIRE(cudaGetLastError());
+  CHECK(guards_intact(out_base, 0, n));
+  struct window {
+    std::size_t start, count;
+  };
+  std::vector<window> windows = {{0, 65536}, {n - 65536, 65536}};
+  if (edge < n) windows.push_back({edge - 32768, 65536});  // (not in a small rehearsal build)
+  std::mt19937_64 rng(seed + 2);
+  for (int k = 0; k < 256; ++k) windows.push_back({rng() % (n - 4096), 4096});
+  const cuact::bias_op<cuact::relu, bf16> op{{}, {}};
+  std::size_t bad = 0, checked = 0;
+  std::string first;
+  for (const auto [start, count] : windows) {
+    std::vector<bf16> got(count);
+    CUACT_CUDA_REQUIRE(
+        cudaMemcpy(got.data(), out_base + start, count * sizeof(bf16), cudaMemcpyDeviceToHost));
+    for (std::size_t j = 0; j < count; ++j) {
+      const std::size_t i = start + j;
+      const bf16 want =
+          cuact::detail::from_compute<bf16>(op(cuact::detail::to_compute(hash_value<bf16>(seed, i)),
+                                               cuact::detail::to_compute(bias[i % cols])));
+      ++checked;
+      if (!same_result(got[j], want) && bad++ == 0) {
+        first = "element " + std::to_string(i) + " got " + describe(got[j]) + " expected " +
+                describe(want);
+      }
+    }
+  }
+  CAPTURE(checked, first);
+  CHECK(bad == 0);
+}
+
 }  // namespace
 
 TEST_CASE("large arrays: 2^31 + 7 elements, byte offsets past 2^32", "[gpu][large]") {
@@ -128,6 +182,12 @@ TEST_CASE("large arrays: 2^31 + 7 elements, byte offsets past 2^32", "[gpu][larg
     run_large("selu", cuact::selu{}, a.get<bf16>(), 0, b.get<bf16>(), 0, 2);
     // in and out at different offsets: the scalar path, one work item per element
     run_large("relu", cuact::relu{}, a.get<bf16>(), 3, b.get<bf16>(), 1, 3);
+  }
+  {
+    // bias + relu past 2^31 elements (2 x 4.3 GB): rows x cols exceeds large_n by under 2 rows
+    const std::size_t elements = large_n + slack + 2 * 65544;
+    device_memory a(elements * sizeof(bf16)), b(elements * sizeof(bf16));
+    run_large_bias(a.get<bf16>(), b.get<bf16>(), 5);
   }
   {
     device_memory c((large_n + slack) * sizeof(float));

@@ -20,11 +20,13 @@
 #include <cuda/std/tuple>
 
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
 #include "activation.cuh"
 #include "detail/config.cuh"
 #include "detail/dispatch.cuh"
+#include "detail/fast_divmod.cuh"
 #include "detail/fused_dispatch.cuh"
 #include "elementwise.cuh"
 
@@ -262,6 +264,50 @@ struct bias_gradient_op : detail::cost_hint_of<Activation> {
 };
 
 namespace detail {
+/// bias_op over the flat [rows, cols] layout in one elementwise pass (fused_dispatch.cuh:
+/// run_bias_forward): element i's column is i % cols (fast_divmod: the launch keeps i below 2^31,
+/// splitting larger layouts into chunks of whole rows), and a vector's bias vector is loaded in the
+/// load phase beside its x (takes_vector_index). The elementwise engine then runs it, one-vector
+/// kernel included (24-32 registers, where the row walk holds 47-70). Vectors start at multiples
+/// of the vector width (x, out and bias aligned to it; cols a multiple of it: flat_bias_applies),
+/// so a vector lies in one row and its bias vector is aligned.
+template <class Activation, class T, class Out>
+struct flat_bias_op : forward_cost_hint_of<Activation> {
+  static constexpr bool takes_element_index = true;
+  static constexpr bool takes_vector_index = true;
+  /// The activation.
+  Activation act;
+  /// bias[cols].
+  const T* bias;
+  /// Division by cols.
+  fast_divmod columns;
+
+  /// Element i (the scalar tail of a chunk).
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(std::size_t i, C x) const {
+    const C b = to_compute(bias[columns.remainder(static_cast<std::uint32_t>(i))]);
+    return invoke_forward<rounded_to<Out>>(preferred{}, act, x + b);
+  }
+  /// The bias of the Width columns from element `first`'s.
+  template <int Width>
+  CUACT_HOST_DEVICE vector_of<T, Width> load_vector(std::size_t first) const {
+    return *reinterpret_cast<const vector_of<T, Width>*>(
+        bias + columns.remainder(static_cast<std::uint32_t>(first)));
+  }
+  /// act(x + bias) for each lane.
+  template <class C, int Width>
+  CUACT_HOST_DEVICE vector_of<C, Width> apply_vector(const vector_of<T, Width>& b,
+                                                     const vector_of<C, Width>& x) const {
+    vector_of<C, Width> y;
+    CUACT_UNROLL
+    for (int j = 0; j < Width; ++j) {
+      y.elements[j] = invoke_forward<rounded_to<Out>>(preferred{}, act,
+                                                      x.elements[j] + to_compute(b.elements[j]));
+    }
+    return y;
+  }
+};
+
 /// act(x) * scale, keeping max |act(x)| in *amax (quantize_thread points it at a variable of the
 /// calling thread). The math is forward_op's at the accuracy of Out.
 template <class Activation, class Out>
@@ -368,7 +414,11 @@ cudaError_t gated_backward_packed(Activation act, const T* ab, const T* dy, T* d
 
 /// out[r, c] = act(x[r, c] + bias[c]) over [rows, cols] row-major x and out, bias [cols]. The sum
 /// is formed in the compute type and not rounded to T before the activation. out may equal x (same
-/// type, in place); bias overlaps no output.
+/// type, in place); bias overlaps no output. One pass, on one of two paths with the same results
+/// (fused_dispatch.cuh: run_bias_forward): flat (the elementwise engine, the column from the
+/// element index) where cols is a multiple of the vector width and x, out and bias are aligned to
+/// it, else the row walk (kernels/rows.cuh: a thread loads its bias vector once and walks rows);
+/// the walk also where it measured faster (compute-bound 16-bit forwards on an H200-class GPU).
 template <int VecWidth = auto_width, class Activation, class T, class U>
 cudaError_t bias_forward(Activation act, const T* x, const T* bias, U* out, std::size_t rows,
                          std::size_t cols, cudaStream_t stream = nullptr) {
@@ -378,15 +428,21 @@ cudaError_t bias_forward(Activation act, const T* x, const T* bias, U* out, std:
   const detail::array_arg arrays[] = {detail::array_of(out, n, array_role::output),
                                       detail::array_of(x, n, array_role::input_or_in_place),
                                       detail::array_of(bias, cols, array_role::input)};
-  // bias (input 1) is broadcast: each thread loads it once for all the rows it walks, with the
-  // walk's cap on rows in flight (two rows where float math is compute-bound: registers decide)
+  // The walk, where the flat pass does not apply or loses: bias (input 1) broadcast, each thread
+  // loading it once for all the rows it walks, with the walk's cap on rows in flight (two rows
+  // where float math is compute-bound: registers decide)
   constexpr bool compute_bound_float =
       detail::forward_cost<Activation> == detail::cost_hint::compute_bound && sizeof(T) >= 4;
   constexpr unsigned walk_load_bytes = compute_bound_float ? detail::compute_bound_walk_load_bytes
                                                            : CUACT_MAX_WALK_LOAD_BYTES_PER_THREAD;
-  return detail::run_rows<VecWidth, detail::broadcast_input(1), walk_load_bytes>(
-      bias_op<Activation, U>{{}, act}, outputs(out), {cols}, rows, cols, inputs(x, bias),
-      {cols, std::size_t(0)}, arrays, 3, stream, detail::forward_cost<Activation>);
+  const auto walk = [&] {
+    return detail::run_rows<VecWidth, detail::broadcast_input(1), walk_load_bytes>(
+        bias_op<Activation, U>{{}, act}, outputs(out), {cols}, rows, cols, inputs(x, bias),
+        {cols, std::size_t(0)}, arrays, 3, stream, detail::forward_cost<Activation>);
+  };
+  return detail::run_bias_forward<VecWidth>(
+      detail::flat_bias_op<Activation, T, U>{{}, act, bias, {}}, x, bias, out, rows, cols, arrays,
+      3, stream, detail::forward_cost<Activation>, walk);
 }
 
 /// Bytes of workspace bias_backward needs for [rows, cols] of T (partial column sums: one

@@ -1,14 +1,17 @@
 /// \file
 /// Validation and launch of fused.cuh's two kernels that the elementwise and row-wise paths
 /// cannot express: the quantizing forward with its amax (a block reduction and an atomic) and the
-/// bias backward with its column sums (two stages). Both validate with dispatch.cuh's pieces
+/// bias backward with its column sums (two stages); and the choice between the bias forward's
+/// two paths (a flat elementwise pass or the row walk). Both validate with dispatch.cuh's pieces
 /// (describe_arrays, validate_arrays) and the quantize launch uses its launch model (model_shape).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "config.cuh"
 #include "dispatch.cuh"
+#include "fast_divmod.cuh"
 #include "kernels/column_sum.cuh"
 #include "kernels/quantize.cuh"
 #include "launch.cuh"
@@ -73,6 +76,76 @@ cudaError_t run_quantize(Op op, U* out, std::size_t n, const T* in, float* amax,
   }
   return launch_kernel(quantize_kernel<decltype(elementwise)>, params_t{elementwise, amax}, shape,
                        stream);
+}
+
+/// Whether the bias forward over [rows, cols] can run as one flat elementwise pass of Width-element
+/// vectors (fused.cuh: flat_bias_op): the flat index fits fast_divmod in chunks of whole rows
+/// (cols below 2^31, at least 2), vectors do not cross rows (cols a multiple of Width) and x, out
+/// and bias are aligned to their vectors (so the bias vector at a vector's column is too).
+/// Otherwise the row walk, which serves every layout.
+template <int Width, class T, class U>
+bool flat_bias_applies(const T* x, const T* bias, const U* out, std::size_t cols) {
+  const auto aligned = [](const void* p, std::size_t bytes) {
+    return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
+  };
+  return fast_divmod::fits(cols, cols) && cols % Width == 0 && aligned(x, Width * sizeof(T)) &&
+         aligned(bias, Width * sizeof(T)) && aligned(out, Width * sizeof(U));
+}
+
+/// Whether the row walk beats the flat pass on `device`: a compute-bound forward (gelu's hint) on
+/// data of under 4 bytes per array, where the device's budget is tight for it (launch.cuh:
+/// instruction_bound_budget_per_array; an H200-class GPU, not an H100). There the walk's one bias
+/// load per column and no index arithmetic win; everywhere else the flat pass's registers do
+/// (the walk holds 47-70, too few resident blocks). Measured, round-robin, the flat pass against
+/// the walk (bench/results/h*/bias_flat_ab.txt), x memcpy: H200 bias + relu fp32 0.980 -> 1.004,
+/// bf16 0.990 -> 1.002; silu fp32 0.980 -> 0.995, bf16 0.972 -> 0.990; gelu fp32 0.909 -> 0.938;
+/// gelu bf16 0.955 -> 0.938 (the walk's case); H100 every one 0.973-0.984 -> 0.994-1.000.
+inline bool bias_walks(const device_facts& device, cost_hint hint, std::size_t bytes_per_element,
+                       unsigned arrays_per_element) {
+  const bool float_data = bytes_per_element >= 4 * std::size_t(arrays_per_element);
+  return hint == cost_hint::compute_bound && !float_data &&
+         budget_is_tight(device, bytes_per_element, arrays_per_element,
+                         instruction_bound_budget_per_array);
+}
+
+/// Rows per launch of the flat bias pass: the most whole rows below fast_divmod_limit elements.
+inline std::size_t flat_bias_chunk_rows(std::size_t cols) { return (fast_divmod_limit - 1) / cols; }
+
+/// The bias forward out[r, c] = act(x[r, c] + bias[c]): `flat` (flat_bias_op, its bias and
+/// columns filled in here) over the whole layout where flat_bias_applies and bias_walks does not
+/// hold, in launches of flat_bias_chunk_rows rows; else walk() (run_rows, which validates
+/// `arrays` itself). Validates `arrays` (the whole layout) before the first launch.
+template <int VecWidth, class FlatOp, class T, class U, class Walk>
+cudaError_t run_bias_forward(FlatOp flat, const T* x, const T* bias, U* out, std::size_t rows,
+                             std::size_t cols, const array_arg* arrays, std::size_t count,
+                             cudaStream_t stream, cost_hint hint, Walk&& walk) {
+  check_output_type<U>();
+  check_input_type<T>();
+  constexpr int width = resolve_width<VecWidth, max_size_of<U, T>()>();
+  if (rows == 0 || cols == 0) return cudaSuccess;
+  if (!flat_bias_applies<width>(x, bias, out, cols)) return walk();
+  int device = 0;
+  if (const cudaError_t status = validate_arrays(arrays, count, device); status != cudaSuccess) {
+    return status;
+  }
+  device_facts facts{};
+  if (const cudaError_t status = get_device_facts(device, facts); status != cudaSuccess) {
+    return status;
+  }
+  if (bias_walks(facts, hint, sizeof(T) + sizeof(U), 2)) return walk();
+  flat.bias = bias;
+  flat.columns = fast_divmod::of(static_cast<std::uint32_t>(cols));
+  const std::size_t chunk_rows = flat_bias_chunk_rows(cols);
+  for (std::size_t row = 0; row < rows; row += chunk_rows) {
+    const std::size_t chunk = rows - row < chunk_rows ? rows - row : chunk_rows;
+    const auto params = make_params<width>(flat, output_arrays<U>{{out + row * cols}}, chunk * cols,
+                                           input_arrays<T>{{x + row * cols}});
+    const cudaError_t status = with_launched_params(params, device, [&](const auto& launched) {
+      return launch_modelled(launched, device, hint, stream);
+    });
+    if (status != cudaSuccess) return status;
+  }
+  return cudaSuccess;
 }
 
 /// Bytes of the partial column sums the bias backward needs for a [rows, cols] layout of T.
