@@ -27,17 +27,15 @@ struct fast_divmod {
   std::uint32_t multiplier;
   std::uint32_t shift;
 
-  /// The divmod by d, 2 <= d < 2^31 (not checked: callers test fits).
+  /// The divmod by d, 2 <= d < 2^31 (not checked: callers test divides_by).
   static fast_divmod of(std::uint32_t d) {
     std::uint32_t log2_ceil = 0;
     while ((std::uint64_t(1) << log2_ceil) < d) ++log2_ceil;
     const std::uint64_t m = ((std::uint64_t(1) << (31 + log2_ceil)) + d - 1) / d;
     return {d, static_cast<std::uint32_t>(m), log2_ceil - 1};
   }
-  /// Whether of(d) serves every dividend below `dividends`.
-  static constexpr bool fits(std::size_t d, std::size_t dividends) {
-    return d >= 2 && d < fast_divmod_limit && dividends <= fast_divmod_limit;
-  }
+  /// Whether of(d) exists (d in [2, fast_divmod_limit)); it serves dividends below the limit.
+  static constexpr bool divides_by(std::size_t d) { return d >= 2 && d < fast_divmod_limit; }
   /// a / divisor, a < 2^31.
   CUACT_HOST_DEVICE std::uint32_t quotient(std::uint32_t a) const {
 #if defined(__CUDA_ARCH__)

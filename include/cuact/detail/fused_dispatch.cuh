@@ -88,7 +88,7 @@ bool flat_bias_applies(const T* x, const T* bias, const U* out, std::size_t cols
   const auto aligned = [](const void* p, std::size_t bytes) {
     return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
   };
-  return fast_divmod::fits(cols, cols) && cols % Width == 0 && aligned(x, Width * sizeof(T)) &&
+  return fast_divmod::divides_by(cols) && cols % Width == 0 && aligned(x, Width * sizeof(T)) &&
          aligned(bias, Width * sizeof(T)) && aligned(out, Width * sizeof(U));
 }
 
