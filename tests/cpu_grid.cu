@@ -236,9 +236,11 @@ static_assert(cuact::detail::forward_cost<cuact::forward_op<cuact::selu, float>>
 static_assert(cuact::detail::forward_cost<cuact::forward_op<cuact::relu, float>> ==
               cuact::detail::cost_hint::light);
 // the passes a compute-bound forward declares reach the model through forward_op and bias_op
-// (bias + activation is a forward); gelu_tanh takes the default two
+// (bias + activation is a forward, walked or flat); gelu_tanh takes the default two
 static_assert(cuact::detail::compute_bound_passes_of<cuact::forward_op<cuact::gelu, float>> == 4);
 static_assert(cuact::detail::compute_bound_passes_of<cuact::bias_op<cuact::gelu, float>> == 4);
+static_assert(cuact::detail::compute_bound_passes_of<
+                  cuact::detail::flat_bias_op<cuact::gelu, float, float>> == 4);
 static_assert(cuact::detail::forward_cost<cuact::bias_op<cuact::gelu, float>> ==
               cuact::detail::cost_hint::compute_bound);
 static_assert(cuact::detail::compute_bound_passes_of<cuact::forward_op<cuact::gelu_tanh, float>> ==
@@ -323,6 +325,22 @@ TEST_CASE("launch model: a heavy op makes two passes where the budget per array 
   };
   CHECK(quantize(h100).passes == 1);
   CHECK(quantize(h200).passes == 2);
+  // declared passes keep at least one wave of resident threads (gelu_fp32: 12 x 128 x 132 =
+  // 202752 threads): eight declared, at 5 waves of one-vector work five passes, below 4 waves (the
+  // little-work edge) one, at 100 waves all eight
+  const std::size_t wave = 12 * 128 * 132;
+  auto gelu8 = [&](std::size_t v) {
+    return cuact::detail::model_launch_shape(h200, gelu_fp32, cost_hint::compute_bound, v, 0, 16, 8,
+                                             2, 1, 8);
+  };
+  CHECK(gelu8(100 * wave).passes == 8);
+  CHECK(gelu8(5 * wave).passes == 5);
+  CHECK(gelu8(5 * wave).blocks * std::size_t(128) >= wave);
+  CHECK(gelu8(4 * wave - 1).passes == 1);
+  for (std::size_t v = 4 * wave; v < 12 * wave; v += wave / 3) {
+    CAPTURE(v);
+    CHECK(gelu8(v).blocks * std::size_t(128) >= wave);
+  }
   // Without a hint: two passes everywhere
   CHECK(shape(h100, cost_hint::estimate, 8).passes == 2);
   CHECK(backward(h100, cost_hint::estimate, 12).passes == 2);

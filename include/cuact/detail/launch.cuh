@@ -344,6 +344,13 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
     passes = 1;
   }
   k = k < 1 ? 1 : (k > max_vectors_per_thread ? max_vectors_per_thread : k);
+  // At least one wave of resident threads: passes beyond that would leave SMs without work. It
+  // binds above the little-work threshold (four waves) only for more passes than four (an
+  // activation's declared compute_bound_passes) or a walk's rows in flight times its passes
+  const double full_waves = static_cast<double>(vectors) / (wave * k);
+  if (passes > 1 && static_cast<double>(passes) > full_waves) {
+    passes = full_waves < 1 ? 1u : static_cast<unsigned>(full_waves);
+  }
   const std::size_t vector_threads =
       (vectors + std::size_t(k) * passes - 1) / (std::size_t(k) * passes);
   const std::size_t threads = vector_threads > scalars ? vector_threads : scalars;
