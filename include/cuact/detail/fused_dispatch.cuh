@@ -111,7 +111,7 @@ inline bool bias_walks(const device_facts& device, cost_hint hint, std::size_t b
 /// Rows per launch of the flat bias pass: the most whole rows below fast_divmod_limit elements.
 inline std::size_t flat_bias_chunk_rows(std::size_t cols) { return (fast_divmod_limit - 1) / cols; }
 
-/// The bias forward out[r, c] = act(x[r, c] + bias[c]): `flat` (flat_bias_op, its bias and
+/// The bias forward out[r, c] = act(x[r, c] + bias[c]): `flat` (flat_bias_op over `bias`, its
 /// columns filled in here) over the whole layout where flat_bias_applies and bias_walks does not
 /// hold, in launches of flat_bias_chunk_rows rows; else walk() (run_rows, which validates
 /// `arrays` itself). Validates `arrays` (the whole layout) before the first launch.
@@ -133,7 +133,6 @@ cudaError_t run_bias_forward(FlatOp flat, const T* x, const T* bias, U* out, std
     return status;
   }
   if (bias_walks(facts, hint, sizeof(T) + sizeof(U), 2)) return walk();
-  flat.bias = bias;
   flat.columns = fast_divmod::of(static_cast<std::uint32_t>(cols));
   const std::size_t chunk_rows = flat_bias_chunk_rows(cols);
   for (std::size_t row = 0; row < rows; row += chunk_rows) {
