@@ -345,8 +345,9 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
   }
   k = k < 1 ? 1 : (k > max_vectors_per_thread ? max_vectors_per_thread : k);
   // At least one wave of resident threads: passes beyond that would leave SMs without work. It
-  // binds above the little-work threshold (four waves) only for more passes than four (an
-  // activation's declared compute_bound_passes) or a walk's rows in flight times its passes
+  // binds where vectors per thread x passes exceed the waves of work, so above the little-work
+  // threshold (four waves) only for more than four of them per thread: two vectors in gelu's four
+  // passes, a walk's rows in flight times its passes, more than four declared passes
   const double full_waves = static_cast<double>(vectors) / (wave * k);
   if (passes > 1 && static_cast<double>(passes) > full_waves) {
     passes = full_waves < 1 ? 1u : static_cast<unsigned>(full_waves);
