@@ -275,8 +275,8 @@ template <class Activation, class T, class Out>
 struct flat_bias_op : forward_cost_hint_of<Activation> {
   static constexpr bool takes_element_index = true;
   static constexpr bool takes_vector_index = true;
-  /// The activation.
-  Activation act;
+  /// act(x + bias) on compute-type values: the walk's op, so both paths give the same results.
+  bias_op<Activation, Out> add_and_activate;
   /// bias[cols].
   const T* bias;
   /// Division by cols.
@@ -285,8 +285,8 @@ struct flat_bias_op : forward_cost_hint_of<Activation> {
   /// Element i (the scalar tail of a chunk).
   template <class C>
   CUACT_HOST_DEVICE C operator()(std::size_t i, C x) const {
-    const C b = to_compute(bias[columns.remainder(static_cast<std::uint32_t>(i))]);
-    return invoke_forward<rounded_to<Out>>(preferred{}, act, x + b);
+    return add_and_activate(x,
+                            C(to_compute(bias[columns.remainder(static_cast<std::uint32_t>(i))])));
   }
   /// The bias of the Width columns from element `first`'s.
   template <int Width>
@@ -301,8 +301,7 @@ struct flat_bias_op : forward_cost_hint_of<Activation> {
     vector_of<C, Width> y;
     CUACT_UNROLL
     for (int j = 0; j < Width; ++j) {
-      y.elements[j] = invoke_forward<rounded_to<Out>>(preferred{}, act,
-                                                      x.elements[j] + to_compute(b.elements[j]));
+      y.elements[j] = add_and_activate(x.elements[j], C(to_compute(b.elements[j])));
     }
     return y;
   }
@@ -441,8 +440,8 @@ cudaError_t bias_forward(Activation act, const T* x, const T* bias, U* out, std:
         {cols, std::size_t(0)}, arrays, 3, stream, detail::forward_cost<Activation>);
   };
   return detail::run_bias_forward<VecWidth>(
-      detail::flat_bias_op<Activation, T, U>{{}, act, bias, {}}, x, bias, out, rows, cols, arrays,
-      3, stream, detail::forward_cost<Activation>, walk);
+      detail::flat_bias_op<Activation, T, U>{{}, {{}, act}, bias, {}}, x, bias, out, rows, cols,
+      arrays, 3, stream, detail::forward_cost<Activation>, walk);
 }
 
 /// Bytes of workspace bias_backward needs for [rows, cols] of T (partial column sums: one

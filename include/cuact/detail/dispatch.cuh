@@ -225,6 +225,16 @@ cudaError_t launch_modelled(Params params, int device, cost_hint hint, cudaStrea
   return launch_kernel(elementwise_kernel<Params>, params, shape, stream);
 }
 
+/// Launches params (validated) as run_elementwise does: the instantiation with_launched_params
+/// picks, in the launch model's shape.
+template <class Params>
+cudaError_t launch_elementwise(const Params& params, int device, cost_hint hint,
+                               cudaStream_t stream) {
+  return with_launched_params(params, device, [&](const auto& launched) {
+    return launch_modelled(launched, device, hint, stream);
+  });
+}
+
 /// Validates, then launches elementwise_kernel over n elements: outputs[i] = op(inputs[i]...).
 /// `extra` lists arrays the op reads by itself (the ReLU mask), validated with the others.
 /// Tabulable: op is a pure function of its one input (an activation's forward), so a bf16 one may
@@ -256,9 +266,7 @@ cudaError_t run_elementwise(Op op, const output_arrays<Out...>& outputs, std::si
       }
     }
   }
-  return with_launched_params(params, device, [&](const auto& launched) {
-    return launch_modelled(launched, device, hint, stream);
-  });
+  return launch_elementwise(params, device, hint, stream);
 }
 
 /// Elements a thread walking columns (rows_kernel with broadcast inputs) covers at least.

@@ -102,8 +102,8 @@ bool flat_bias_applies(const T* x, const T* bias, const U* out, std::size_t cols
 /// gelu bf16 0.955 -> 0.938 (the walk's case); H100 every one 0.973-0.984 -> 0.994-1.000.
 inline bool bias_walks(const device_facts& device, cost_hint hint, std::size_t bytes_per_element,
                        unsigned arrays_per_element) {
-  const bool float_data = bytes_per_element >= 4 * std::size_t(arrays_per_element);
-  return hint == cost_hint::compute_bound && !float_data &&
+  return hint == cost_hint::compute_bound &&
+         !is_float_data(bytes_per_element, arrays_per_element) &&
          budget_is_tight(device, bytes_per_element, arrays_per_element,
                          instruction_bound_budget_per_array);
 }
@@ -139,10 +139,10 @@ cudaError_t run_bias_forward(FlatOp flat, const T* x, const T* bias, U* out, std
     const std::size_t chunk = rows - row < chunk_rows ? rows - row : chunk_rows;
     const auto params = make_params<width>(flat, output_arrays<U>{{out + row * cols}}, chunk * cols,
                                            input_arrays<T>{{x + row * cols}});
-    const cudaError_t status = with_launched_params(params, device, [&](const auto& launched) {
-      return launch_modelled(launched, device, hint, stream);
-    });
-    if (status != cudaSuccess) return status;
+    if (const cudaError_t status = launch_elementwise(params, device, hint, stream);
+        status != cudaSuccess) {
+      return status;
+    }
   }
   return cudaSuccess;
 }

@@ -293,6 +293,12 @@ inline double instruction_budget(const device_facts& device, std::size_t bytes_p
   return device.sm_count * device.sm_clock_hz * 128 / elements_per_second;
 }
 
+/// Whether an operation's data are float or wider: at least 4 bytes per array an element moves
+/// through (a compute-bound hint describes the float forward; 16-bit data take the heavy rule).
+inline bool is_float_data(std::size_t bytes_per_element, unsigned arrays_per_element) {
+  return bytes_per_element >= 4 * std::size_t(arrays_per_element);
+}
+
 /// Whether an operation moving `bytes_per_element` through `arrays_per_element` arrays is
 /// instruction-bound on `device`: its budget is under `budget_per_array` for each array (the rule
 /// behind the passes of heavy and compute-bound ops and the tabulated forward's shape).
@@ -322,8 +328,8 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
   // 0.87 x memcpy in one vector and one pass, 0.99 in two and two (bench --shapes: user_softplus,
   // user_elu). Declared heavy ops make two passes only where the budget is tight: fp32 selu lost
   // 1.4% with two on H200.
-  const bool float_data = bytes_per_element >= 4 * std::size_t(arrays_per_element);
-  const bool compute_bound = hint == cost_hint::compute_bound && float_data;
+  const bool compute_bound =
+      hint == cost_hint::compute_bound && is_float_data(bytes_per_element, arrays_per_element);
   const double bound_per_array =
       compute_bound ? compute_bound_budget_per_array : instruction_bound_budget_per_array;
   const bool tight =
