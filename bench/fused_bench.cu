@@ -210,6 +210,10 @@ void run_type(const options& o, const buffers& b, const char* dtype) {
     BENCH_CHECK(cuact::bias_backward(cuact::gelu{}, x, bias, dy, y, dbias, rows, cols, workspace,
                                      workspace_bytes));
   });
+  row("bias+relu bwd (dx and dbias)", 3 * n * s + 2 * bias_bytes + partial_bytes, [&] {
+    BENCH_CHECK(cuact::bias_backward(cuact::relu{}, x, bias, dy, y, dbias, rows, cols, workspace,
+                                     workspace_bytes));
+  });
   // ---- compose: x * sigmoid(1.702 x) ----
   const auto quick = cuact::compose(cuact::linear{1 / 1.702}, cuact::affine(silu, 1.702));
   row("x*sigmoid(1.702x) composed", 2 * n * s,

@@ -249,6 +249,87 @@ TEMPLATE_TEST_CASE("gpu fused: bias + activation and a deterministic dbias", "[g
   for (const T v : dbias.download()) CHECK(to_double(v) == 0.0);
 }
 
+/// The bias backward's stage 1 run by its own kernel and by its capped one (kernels/column_sum.cuh:
+/// the same body in at most 64 registers, which the library takes where bias_gradient_capped says,
+/// so on some devices only): both against what bias_backward wrote, bit for bit.
+template <class Activation, class T>
+void check_stage1_kernels(std::size_t rows, std::size_t cols, std::size_t offset) {
+  namespace cd = cuact::detail;
+  using A = cd::compute_t<T>;
+  constexpr int width = cd::resolve_width<cuact::auto_width, sizeof(T)>();
+  CAPTURE(type_name<T>(), rows, cols, offset);
+  const std::size_t n = rows * cols;
+  const auto x = hashed<T>(21 + offset, n), bias = hashed<T>(22, cols), dy = hashed<T>(23, n);
+  device_array<T> dx(x, offset), dbias(bias, 0), ddy(dy, offset), dgrad(n, offset), dsum(cols);
+  CUDA_REQUIRE(cuact::bias_backward(Activation{}, dx.get(), dbias.get(), ddy.get(), dgrad.get(),
+                                    dsum.get(), rows, cols));
+  const auto want_dx = dgrad.download(), want_sum = dsum.download();
+  const auto chunks = cd::bias_gradient_chunks(rows, cols, width);
+  device_array<A> partial(chunks.chunks * cols);
+  const auto params = cd::make_bias_gradient_params<width>(
+      cuact::bias_gradient_op<Activation, T>{{}, Activation{}}, dx.get(), dbias.get(), ddy.get(),
+      dgrad.get(), partial.get(), rows, cols);
+  const std::size_t column_threads =
+      params.vectors > params.head + params.tail ? params.vectors : params.head + params.tail;
+  const dim3 grid(static_cast<unsigned>((column_threads + 127) / 128),
+                  static_cast<unsigned>(chunks.chunks));
+  for (const bool capped : {false, true}) {
+    CAPTURE(capped);
+    CUDA_REQUIRE(cudaMemset(dgrad.get(), 0x7f, n * sizeof(T)));
+    CUDA_REQUIRE(cudaMemset(dsum.get(), 0x7f, cols * sizeof(T)));
+    if (capped) {
+      cd::bias_gradient_capped_kernel<<<grid, cd::bias_gradient_block_threads>>>(params);
+    } else {
+      cd::bias_gradient_kernel<<<grid, cd::bias_gradient_block_threads>>>(params);
+    }
+    cd::column_sum_kernel<<<static_cast<unsigned>((cols + 127) / 128), 128>>>(
+        static_cast<const A*>(partial.get()), chunks.chunks, cols, dsum.get());
+    CUDA_REQUIRE(cudaDeviceSynchronize());
+    const auto got_dx = dgrad.download(), got_sum = dsum.download();
+    mismatches bad;
+    for (std::size_t i = 0; i < n; ++i) {
+      bad.check(same_result(got_dx[i], want_dx[i]), "dx", i, got_dx[i], to_double(want_dx[i]));
+    }
+    for (std::size_t c = 0; c < cols; ++c) {
+      bad.check(same_result(got_sum[c], want_sum[c]), "dbias", c, got_sum[c],
+                to_double(want_sum[c]));
+    }
+    CHECK(bad.count == 0);
+  }
+}
+
+TEST_CASE("gpu fused: the bias backward's two stage 1 kernels have their own facts",
+          "[gpu][fused]") {
+  // One parameter type, two kernels: the facts cache (launch.cuh) keeps each kernel's, so the
+  // rule (fused_dispatch.cuh: bias_gradient_capped) compares the two, on the first call and later
+  namespace cd = cuact::detail;
+  using params = cd::bias_gradient_params<cuact::bias_gradient_op<cuact::relu, float>, 4, float>;
+  int device = 0;
+  CUDA_REQUIRE(cudaGetDevice(&device));
+  for (int call = 0; call < 2; ++call) {
+    cd::kernel_facts own{}, capped{};
+    CUDA_REQUIRE(cd::get_kernel_facts(cd::bias_gradient_kernel<params>, device, own));
+    CUDA_REQUIRE(cd::get_kernel_facts(cd::bias_gradient_capped_kernel<params>, device, capped));
+    CAPTURE(call, own.registers_per_thread, capped.registers_per_thread);
+    CHECK(capped.registers_per_thread <= 64);
+    CHECK(capped.resident_blocks_per_sm >= static_cast<int>(cd::bias_gradient_capped_blocks));
+    cudaFuncAttributes attributes{};
+    CUDA_REQUIRE(cudaFuncGetAttributes(&attributes, cd::bias_gradient_kernel<params>));
+    CHECK(own.registers_per_thread == attributes.numRegs);
+  }
+}
+
+TEST_CASE("gpu fused: the bias backward's stage 1 kernels agree", "[gpu][fused]") {
+  for (const shape s : {shape{67, 1030, 0}, shape{5, 24, 1}, shape{130, 4099, 3}}) {
+    check_stage1_kernels<cuact::relu, float>(s.rows, s.cols, s.offset);  // 80 registers
+    check_stage1_kernels<cuact::threshold, float>(s.rows, s.cols, s.offset);
+    check_stage1_kernels<cuact::relu, double>(s.rows, s.cols, s.offset);  // spills capped
+    check_stage1_kernels<cuact::gelu, float>(s.rows, s.cols, s.offset);
+    check_stage1_kernels<cuact::gelu, __nv_bfloat16>(s.rows, s.cols, s.offset);
+    check_stage1_kernels<cuact::silu, __half>(s.rows, s.cols, s.offset);
+  }
+}
+
 TEST_CASE("gpu fused: cast, fp8 quantize with amax, and compose", "[gpu][fused]") {
   for (const std::size_t n :
        {std::size_t(1), std::size_t(5), std::size_t(1000), std::size_t(1 << 20) + 3}) {

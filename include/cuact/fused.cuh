@@ -434,10 +434,10 @@ cudaError_t bias_forward(Activation act, const T* x, const T* bias, U* out, std:
       detail::forward_cost<Activation> == detail::cost_hint::compute_bound && sizeof(T) >= 4;
   constexpr unsigned walk_load_bytes = compute_bound_float ? detail::compute_bound_walk_load_bytes
                                                            : CUACT_MAX_WALK_LOAD_BYTES_PER_THREAD;
-  const auto walk = [&] {
-    return detail::run_rows<VecWidth, detail::broadcast_input(1), walk_load_bytes>(
+  const auto walk = [&](int device) {
+    return detail::launch_rows<VecWidth, detail::broadcast_input(1), walk_load_bytes>(
         bias_op<Activation, U>{{}, act}, outputs(out), {cols}, rows, cols, inputs(x, bias),
-        {cols, std::size_t(0)}, arrays, 3, stream, detail::forward_cost<Activation>);
+        {cols, std::size_t(0)}, device, stream, detail::forward_cost<Activation>);
   };
   return detail::run_bias_forward<VecWidth>(
       detail::flat_bias_op<Activation, T, U>{{}, {{}, act}, bias, {}}, x, bias, out, rows, cols,

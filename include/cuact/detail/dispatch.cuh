@@ -272,9 +272,8 @@ cudaError_t run_elementwise(Op op, const output_arrays<Out...>& outputs, std::si
 /// Elements a thread walking columns (rows_kernel with broadcast inputs) covers at least.
 inline constexpr unsigned min_walk_elements = 16;
 
-/// The row-wise sibling of run_elementwise: validates `arrays` (the caller's view of the whole
-/// layout: a packed [rows, 2 * cols] buffer is one array there, two in the kernel), then launches
-/// rows_kernel: for each row r, outputs[m] + r * output_pitch[m] and inputs[k] + r *
+/// The row-wise sibling of launch_elementwise, for arrays validated on `device` (run_rows):
+/// launches rows_kernel: for each row r, outputs[m] + r * output_pitch[m] and inputs[k] + r *
 /// input_pitch[k] are one row of cols elements, inputs in Broadcast (bit k) the same row for
 /// every r (kernels/rows.cuh). The launch model sees the whole work (rows x one row's split); its
 /// vectors per thread and passes shape the grid (rows_grid_for). Walking columns (broadcast
@@ -283,19 +282,15 @@ inline constexpr unsigned min_walk_elements = 16;
 template <int VecWidth, unsigned Broadcast = 0,
           unsigned WalkLoadBytes = CUACT_MAX_WALK_LOAD_BYTES_PER_THREAD, class Op, class... Out,
           class... In>
-cudaError_t run_rows(Op op, const output_arrays<Out...>& row0_outputs,
-                     const std::size_t (&output_pitch)[sizeof...(Out)], std::size_t rows,
-                     std::size_t cols, const input_arrays<In...>& row0_inputs,
-                     const std::size_t (&input_pitch)[sizeof...(In)], const array_arg* arrays,
-                     std::size_t count, cudaStream_t stream, cost_hint hint) {
+cudaError_t launch_rows(Op op, const output_arrays<Out...>& row0_outputs,
+                        const std::size_t (&output_pitch)[sizeof...(Out)], std::size_t rows,
+                        std::size_t cols, const input_arrays<In...>& row0_inputs,
+                        const std::size_t (&input_pitch)[sizeof...(In)], int device,
+                        cudaStream_t stream, cost_hint hint) {
   (check_output_type<Out>(), ...);
   (check_input_type<In>(), ...);
   constexpr int width = resolve_width<VecWidth, max_size_of<Out..., In...>()>();
   if (rows == 0 || cols == 0) return cudaSuccess;
-  int device = 0;
-  if (const cudaError_t status = validate_arrays(arrays, count, device); status != cudaSuccess) {
-    return status;
-  }
   auto params = make_rows_params<width, Broadcast, WalkLoadBytes>(
       op, row0_outputs, output_pitch, rows, cols, row0_inputs, input_pitch);
   using params_t = decltype(params);
@@ -339,6 +334,26 @@ cudaError_t run_rows(Op op, const output_arrays<Out...>& row0_outputs,
                                        along_row, rows_per_thread, shape.threads_per_block);
   return launch_kernel_grid(rows_kernel<params_t>, params, dim3(grid.blocks_x, grid.blocks_y),
                             shape.threads_per_block, stream);
+}
+
+/// The row-wise sibling of run_elementwise: validates `arrays` (the caller's view of the whole
+/// layout: a packed [rows, 2 * cols] buffer is one array there, two in the kernel), then
+/// launch_rows.
+template <int VecWidth, unsigned Broadcast = 0,
+          unsigned WalkLoadBytes = CUACT_MAX_WALK_LOAD_BYTES_PER_THREAD, class Op, class... Out,
+          class... In>
+cudaError_t run_rows(Op op, const output_arrays<Out...>& row0_outputs,
+                     const std::size_t (&output_pitch)[sizeof...(Out)], std::size_t rows,
+                     std::size_t cols, const input_arrays<In...>& row0_inputs,
+                     const std::size_t (&input_pitch)[sizeof...(In)], const array_arg* arrays,
+                     std::size_t count, cudaStream_t stream, cost_hint hint) {
+  if (rows == 0 || cols == 0) return cudaSuccess;
+  int device = 0;
+  if (const cudaError_t status = validate_arrays(arrays, count, device); status != cudaSuccess) {
+    return status;
+  }
+  return launch_rows<VecWidth, Broadcast, WalkLoadBytes>(
+      op, row0_outputs, output_pitch, rows, cols, row0_inputs, input_pitch, device, stream, hint);
 }
 
 /// The launch model for the sign-mask forward over n elements (one thread per mask word: an

@@ -111,10 +111,10 @@ inline bool bias_walks(const device_facts& device, cost_hint hint, std::size_t b
 /// Rows per launch of the flat bias pass: the most whole rows below fast_divmod_limit elements.
 inline std::size_t flat_bias_chunk_rows(std::size_t cols) { return (fast_divmod_limit - 1) / cols; }
 
-/// The bias forward out[r, c] = act(x[r, c] + bias[c]): `flat` (flat_bias_op over `bias`, its
-/// columns filled in here) over the whole layout where flat_bias_applies and bias_walks does not
-/// hold, in launches of flat_bias_chunk_rows rows; else walk() (run_rows, which validates
-/// `arrays` itself). Validates `arrays` (the whole layout) before the first launch.
+/// The bias forward out[r, c] = act(x[r, c] + bias[c]): validates `arrays` (the whole layout),
+/// then runs `flat` (flat_bias_op over `bias`, its columns filled in here) over it where
+/// flat_bias_applies and bias_walks does not hold, in launches of flat_bias_chunk_rows rows; else
+/// walk(device) (launch_rows on the validated arrays' device).
 template <int VecWidth, class FlatOp, class T, class U, class Walk>
 cudaError_t run_bias_forward(FlatOp flat, const T* x, const T* bias, U* out, std::size_t rows,
                              std::size_t cols, const array_arg* arrays, std::size_t count,
@@ -123,16 +123,16 @@ cudaError_t run_bias_forward(FlatOp flat, const T* x, const T* bias, U* out, std
   check_input_type<T>();
   constexpr int width = resolve_width<VecWidth, max_size_of<U, T>()>();
   if (rows == 0 || cols == 0) return cudaSuccess;
-  if (!flat_bias_applies<width>(x, bias, out, cols)) return walk();
   int device = 0;
   if (const cudaError_t status = validate_arrays(arrays, count, device); status != cudaSuccess) {
     return status;
   }
+  if (!flat_bias_applies<width>(x, bias, out, cols)) return walk(device);
   device_facts facts{};
   if (const cudaError_t status = get_device_facts(device, facts); status != cudaSuccess) {
     return status;
   }
-  if (bias_walks(facts, hint, sizeof(T) + sizeof(U), 2)) return walk();
+  if (bias_walks(facts, hint, sizeof(T) + sizeof(U), 2)) return walk(device);
   flat.columns = fast_divmod::of(static_cast<std::uint32_t>(cols));
   const std::size_t chunk_rows = flat_bias_chunk_rows(cols);
   for (std::size_t row = 0; row < rows; row += chunk_rows) {
@@ -153,6 +153,28 @@ std::size_t bias_gradient_workspace(std::size_t rows, std::size_t cols) {
   constexpr int width = resolve_width<VecWidth, sizeof(T)>();
   const row_chunks c = bias_gradient_chunks(rows, cols, width);
   return checked_elements(c.chunks, cols, sizeof(compute_t<T>));
+}
+
+/// Whether stage 1 runs its capped kernel (kernels/column_sum.cuh): where the compiler's own
+/// registers leave too few resident threads for the launch model's bytes in flight on `device`
+/// (launch.cuh: bandwidth per SM x load_latency_seconds) with each thread's one row of loads
+/// (`row_load_bytes`), and the capped kernel keeps more blocks resident without spilling (fp64
+/// derivatives of 80-112 registers spill at 64). The rule of the elementwise
+/// model, applied to a kernel whose loads per thread are fixed. Measured (round-robin, 4096 x
+/// 393216, bench/results/h*/bias_backward_capped.txt): bias + relu fp32 (80 registers, six blocks:
+/// 24 KiB against the H200's 29 and the H100's 20) 0.959 -> 0.989 x memcpy on an H200, 0.970 and
+/// 0.963 on an H100, where it keeps the compiler's; threshold fp32 (72, seven blocks: 28 KiB)
+/// 0.983 -> 0.989 on the H200; gelu fp32 (56, nine) lost 1.2% capped there, the 16-bit rows
+/// (60-64, eight) up to 0.5%.
+static_assert(bias_gradient_block_threads == threads_per_block,
+              "kernel_facts counts resident blocks of threads_per_block threads");
+inline bool bias_gradient_capped(const device_facts& device, const kernel_facts& own,
+                                 const kernel_facts& capped, std::size_t row_load_bytes) {
+  const double target_bytes = device.bytes_per_second / device.sm_count * load_latency_seconds;
+  const double own_bytes = static_cast<double>(own.resident_blocks_per_sm) *
+                           bias_gradient_block_threads * static_cast<double>(row_load_bytes);
+  return own_bytes < target_bytes && capped.resident_blocks_per_sm > own.resident_blocks_per_sm &&
+         capped.local_bytes_per_thread <= own.local_bytes_per_thread;
 }
 
 /// Validates, then runs the two stages of kernels/column_sum.cuh. `workspace` null: the partial
@@ -188,6 +210,24 @@ cudaError_t run_bias_gradient(Op op, const T* x, const T* bias, const T* dy, T* 
     return status;
   }
   if (partial_bytes == 0) return cudaErrorInvalidValue;  // chunks x cols overflows
+  using params_t = bias_gradient_params<Op, width, T>;
+  using held = held_vector_t<T, width>;
+  device_facts device_info{};
+  kernel_facts own{}, capped_facts{};
+  if (const cudaError_t status = get_device_facts(device, device_info); status != cudaSuccess) {
+    return status;
+  }
+  if (const cudaError_t status = get_kernel_facts(bias_gradient_kernel<params_t>, device, own);
+      status != cudaSuccess) {
+    return status;
+  }
+  if (const cudaError_t status =
+          get_kernel_facts(bias_gradient_capped_kernel<params_t>, device, capped_facts);
+      status != cudaSuccess) {
+    return status;
+  }
+  const bool capped = bias_gradient_capped(device_info, own, capped_facts,
+                                           2 * sizeof(held) * bias_gradient_rows_in_flight<held>);
   void* partial = workspace;
   if (partial == nullptr) {
     if (const cudaError_t status = cudaMallocAsync(&partial, partial_bytes, stream);
@@ -201,9 +241,10 @@ cudaError_t run_bias_gradient(Op op, const T* x, const T* bias, const T* dy, T* 
   const std::size_t column_threads =
       params.vectors > params.head + params.tail ? params.vectors : params.head + params.tail;
   cudaError_t status = launch_kernel_grid(
-      bias_gradient_kernel<decltype(params)>, params,
-      dim3(grid_blocks(column_threads, threads_per_block), static_cast<unsigned>(chunks.chunks)),
-      threads_per_block, stream);
+      capped ? bias_gradient_capped_kernel<params_t> : bias_gradient_kernel<params_t>, params,
+      dim3(grid_blocks(column_threads, bias_gradient_block_threads),
+           static_cast<unsigned>(chunks.chunks)),
+      bias_gradient_block_threads, stream);
   if (status == cudaSuccess) {
     const A* partial_sums = static_cast<const A*>(partial);
     std::size_t chunk_count = chunks.chunks;

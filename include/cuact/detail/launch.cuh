@@ -219,19 +219,45 @@ struct kernel_facts {
   int registers_per_thread;
   /// The architecture of the code the device runs the kernel from (90: sm_90; 0: not queried).
   int binary_version = 0;
+  int local_bytes_per_thread = 0;  ///< local memory (register spills, local arrays)
 };
 
-/// The facts of `kernel` on `device`, queried once per instantiation (Params), device and process.
+/// Kernels whose facts are cached per parameter type and device: a parameter type may serve more
+/// than one kernel (the bias backward's stage 1, compiled twice: kernels/column_sum.cuh).
+inline constexpr int kernels_cached_per_params = 2;
+
+/// The facts of `kernel` on `device`, queried once per kernel, device and process (a third kernel
+/// of the same parameter type is queried on every call).
 template <class Params>
 cudaError_t get_kernel_facts(void (*kernel)(Params), int device, kernel_facts& facts) {
-  // {blocks, registers, binary version}; 0: not queried
-  static std::atomic<int> cache[max_cached_devices][3];
-  const bool cacheable = device >= 0 && device < max_cached_devices;
-  if (cacheable) {
-    const int blocks = cache[device][0].load(std::memory_order_acquire);
+  // A slot is claimed by its kernel's address, filled, then published by its block count (0: not
+  // yet; a thread that finds it so queries the runtime itself, with the same result).
+  struct slot {
+    std::atomic<const void*> kernel;
+    std::atomic<int> values[4];  // {blocks, registers, binary version, local bytes}
+  };
+  static slot cache[max_cached_devices][kernels_cached_per_params];
+  const void* const id = reinterpret_cast<const void*>(kernel);
+  slot* mine = nullptr;
+  if (device >= 0 && device < max_cached_devices) {
+    for (slot& candidate : cache[device]) {
+      const void* holder = candidate.kernel.load(std::memory_order_acquire);
+      if (holder == nullptr &&
+          candidate.kernel.compare_exchange_strong(holder, id, std::memory_order_acq_rel)) {
+        holder = id;  // claimed (a failed exchange leaves the slot's kernel in holder)
+      }
+      if (holder == id) {
+        mine = &candidate;
+        break;
+      }
+    }
+  }
+  if (mine != nullptr) {
+    const int blocks = mine->values[0].load(std::memory_order_acquire);
     if (blocks != 0) {
-      facts = {blocks, cache[device][1].load(std::memory_order_relaxed),
-               cache[device][2].load(std::memory_order_relaxed)};
+      facts = {blocks, mine->values[1].load(std::memory_order_relaxed),
+               mine->values[2].load(std::memory_order_relaxed),
+               mine->values[3].load(std::memory_order_relaxed)};
       return cudaSuccess;
     }
   }
@@ -244,11 +270,13 @@ cudaError_t get_kernel_facts(void (*kernel)(Params), int device, kernel_facts& f
   if (status != cudaSuccess) return returned(status);
   facts.registers_per_thread = attributes.numRegs;
   facts.binary_version = attributes.binaryVersion;
+  facts.local_bytes_per_thread = static_cast<int>(attributes.localSizeBytes);
   if (facts.resident_blocks_per_sm < 1) facts.resident_blocks_per_sm = 1;
-  if (cacheable) {
-    cache[device][1].store(facts.registers_per_thread, std::memory_order_relaxed);
-    cache[device][2].store(facts.binary_version, std::memory_order_relaxed);
-    cache[device][0].store(facts.resident_blocks_per_sm, std::memory_order_release);
+  if (mine != nullptr) {
+    mine->values[1].store(facts.registers_per_thread, std::memory_order_relaxed);
+    mine->values[2].store(facts.binary_version, std::memory_order_relaxed);
+    mine->values[3].store(facts.local_bytes_per_thread, std::memory_order_relaxed);
+    mine->values[0].store(facts.resident_blocks_per_sm, std::memory_order_release);
   }
   return cudaSuccess;
 }

@@ -3,10 +3,12 @@
 /// over a [rows, cols] row-major layout, and dbias[c] = sum over r of dx[r, c], in two
 /// deterministic stages.
 ///
-/// Stage 1 (bias_gradient_kernel): grid y = row chunks of rows_per_chunk rows; thread t of a chunk
-/// owns column vectors t, t + num_threads, ... (and scalar columns for the head and tail), walks
-/// the chunk's rows in increasing order, writes dx, and adds each written dx (as stored, converted
-/// back to the accumulation type) to a per-column accumulator; then writes partial[chunk, c].
+/// Stage 1 (bias_gradient_kernel, or bias_gradient_capped_kernel: the same body in at most 64
+/// registers, where fused_dispatch.cuh's rule takes it): grid y = row chunks of rows_per_chunk
+/// rows; thread t of a chunk owns column vectors t, t + num_threads, ... (and scalar columns for
+/// the head and tail), walks the chunk's rows in increasing order, writes dx, and adds each
+/// written dx (as stored, converted back to the accumulation type) to a per-column accumulator;
+/// then writes partial[chunk, c].
 /// Stage 2 (column_sum_kernel): dbias[c] = partial[0, c] + partial[1, c] + ... in chunk order.
 ///
 /// So dbias[c] = ((dx[0,c] + dx[1,c] + ... + dx[R-1,c]) + (dx[R,c] + ...) + ...) with R =
@@ -185,14 +187,36 @@ CUACT_HOST_DEVICE void bias_gradient_thread(const bias_gradient_params<Op, VecWi
   }
 }
 
+/// Stage 1's grid: thread (blockIdx.x, threadIdx.x) along the columns, chunks blockIdx.y, blockIdx.y
+/// + gridDim.y, ... (the body of both stage 1 kernels).
 template <class Params>
-CUACT_KERNEL void bias_gradient_kernel(const Params params) {
+__device__ void bias_gradient_grid(const Params& params) {
   const std::size_t thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::size_t num_threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   const std::size_t chunks = (params.rows + params.rows_per_chunk - 1) / params.rows_per_chunk;
   for (std::size_t chunk = blockIdx.y; chunk < chunks; chunk += gridDim.y) {
     bias_gradient_thread(params, chunk, thread, num_threads, vector_store_access{});
   }
+}
+
+template <class Params>
+CUACT_KERNEL void bias_gradient_kernel(const Params params) {
+  bias_gradient_grid(params);
+}
+
+/// Stage 1 blocks (threads) and the resident blocks per SM the capped kernel is compiled for: at
+/// most 64 registers a thread, so 8 blocks of 128 threads fit an SM's 64 K registers.
+inline constexpr unsigned bias_gradient_block_threads = 128;
+inline constexpr unsigned bias_gradient_capped_blocks = 8;
+
+/// Stage 1 compiled for bias_gradient_capped_blocks resident blocks: the same body in at most 64
+/// registers. Left to itself the compiler gives the bias + relu fp32 backward 80 (threshold 72):
+/// six resident blocks, too few loads in flight for an H200 (0.959 x memcpy against 0.989 capped),
+/// enough for an H100 (0.970 against 0.963). fused_dispatch.cuh's bias_gradient_capped chooses.
+template <class Params>
+CUACT_KERNEL void __launch_bounds__(bias_gradient_block_threads, bias_gradient_capped_blocks)
+    bias_gradient_capped_kernel(const Params params) {
+  bias_gradient_grid(params);
 }
 
 /// Stage 1's arguments with the split of one row: vectors where x, dy, dx and bias share their
