@@ -155,19 +155,20 @@ std::size_t bias_gradient_workspace(std::size_t rows, std::size_t cols) {
   return checked_elements(c.chunks, cols, sizeof(compute_t<T>));
 }
 
+static_assert(bias_gradient_block_threads == threads_per_block,
+              "kernel_facts counts resident blocks of threads_per_block threads");
+
 /// Whether stage 1 runs its capped kernel (kernels/column_sum.cuh): where the compiler's own
 /// registers leave too few resident threads for the launch model's bytes in flight on `device`
 /// (launch.cuh: bandwidth per SM x load_latency_seconds) with each thread's one row of loads
 /// (`row_load_bytes`), and the capped kernel keeps more blocks resident without spilling (fp64
-/// derivatives of 80-112 registers spill at 64). The rule of the elementwise
-/// model, applied to a kernel whose loads per thread are fixed. Measured (round-robin, 4096 x
-/// 393216, bench/results/h*/bias_backward_capped.txt): bias + relu fp32 (80 registers, six blocks:
-/// 24 KiB against the H200's 29 and the H100's 20) 0.959 -> 0.989 x memcpy on an H200, 0.970 and
-/// 0.963 on an H100, where it keeps the compiler's; threshold fp32 (72, seven blocks: 28 KiB)
-/// 0.983 -> 0.989 on the H200; gelu fp32 (56, nine) lost 1.2% capped there, the 16-bit rows
-/// (60-64, eight) up to 0.5%.
-static_assert(bias_gradient_block_threads == threads_per_block,
-              "kernel_facts counts resident blocks of threads_per_block threads");
+/// derivatives of 80-112 registers spill at 64): the elementwise model's rule, applied to a kernel
+/// whose loads per thread are fixed. Measured (round-robin, 4096 x 393216,
+/// bench/results/h*/bias_backward_capped*.txt): bias + relu fp32 (80 registers, six blocks: 24 KiB
+/// against the H200's 29 and the H100's 20) 0.958 -> 0.986 x memcpy on an H200, 0.970 and 0.963
+/// on an H100, where it keeps the compiler's; threshold fp32 (72, seven blocks: 28 KiB) 0.981 ->
+/// 0.987 on the H200; gelu fp32 (56, nine) lost 1.2% capped there, the 16-bit rows (60-64, eight)
+/// up to 0.5% (gelu bf16 3.6%).
 inline bool bias_gradient_capped(const device_facts& device, const kernel_facts& own,
                                  const kernel_facts& capped, std::size_t row_load_bytes) {
   const double target_bytes = device.bytes_per_second / device.sm_count * load_latency_seconds;

@@ -187,8 +187,8 @@ CUACT_HOST_DEVICE void bias_gradient_thread(const bias_gradient_params<Op, VecWi
   }
 }
 
-/// Stage 1's grid: thread (blockIdx.x, threadIdx.x) along the columns, chunks blockIdx.y, blockIdx.y
-/// + gridDim.y, ... (the body of both stage 1 kernels).
+/// Stage 1's grid, the body of both stage 1 kernels: thread (blockIdx.x, threadIdx.x) along the
+/// columns, chunks blockIdx.y, blockIdx.y + gridDim.y, ...
 template <class Params>
 __device__ void bias_gradient_grid(const Params& params) {
   const std::size_t thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
