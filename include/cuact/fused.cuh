@@ -282,17 +282,19 @@ struct flat_bias_op : forward_cost_hint_of<Activation> {
   /// Division by cols.
   fast_divmod columns;
 
+  /// Element i's column (i below 2^31 within a launch).
+  CUACT_HOST_DEVICE std::size_t column(std::size_t i) const {
+    return columns.remainder(static_cast<std::uint32_t>(i));
+  }
   /// Element i (the scalar tail of a chunk).
   template <class C>
   CUACT_HOST_DEVICE C operator()(std::size_t i, C x) const {
-    return add_and_activate(x,
-                            C(to_compute(bias[columns.remainder(static_cast<std::uint32_t>(i))])));
+    return add_and_activate(x, C(to_compute(bias[column(i)])));
   }
   /// The bias of the Width columns from element `first`'s.
   template <int Width>
   CUACT_HOST_DEVICE vector_of<T, Width> load_vector(std::size_t first) const {
-    return *reinterpret_cast<const vector_of<T, Width>*>(
-        bias + columns.remainder(static_cast<std::uint32_t>(first)));
+    return *reinterpret_cast<const vector_of<T, Width>*>(bias + column(first));
   }
   /// act(x + bias) for each lane.
   template <class C, int Width>

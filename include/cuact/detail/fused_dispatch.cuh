@@ -160,7 +160,7 @@ static_assert(bias_gradient_block_threads == threads_per_block,
 
 /// Whether stage 1 runs its capped kernel (kernels/column_sum.cuh): where the compiler's own
 /// registers leave too few resident threads for the launch model's bytes in flight on `device`
-/// (launch.cuh: bandwidth per SM x load_latency_seconds) with each thread's one row of loads
+/// (launch.cuh: target_bytes_in_flight_per_sm) with each thread's one row of loads
 /// (`row_load_bytes`), and the capped kernel keeps more blocks resident without spilling (fp64
 /// derivatives of 80-112 registers spill at 64): the elementwise model's rule, applied to a kernel
 /// whose loads per thread are fixed. Measured (round-robin, 4096 x 393216,
@@ -171,10 +171,10 @@ static_assert(bias_gradient_block_threads == threads_per_block,
 /// up to 0.5% (gelu bf16 3.6%).
 inline bool bias_gradient_capped(const device_facts& device, const kernel_facts& own,
                                  const kernel_facts& capped, std::size_t row_load_bytes) {
-  const double target_bytes = device.bytes_per_second / device.sm_count * load_latency_seconds;
   const double own_bytes = static_cast<double>(own.resident_blocks_per_sm) *
                            bias_gradient_block_threads * static_cast<double>(row_load_bytes);
-  return own_bytes < target_bytes && capped.resident_blocks_per_sm > own.resident_blocks_per_sm &&
+  return own_bytes < target_bytes_in_flight_per_sm(device) &&
+         capped.resident_blocks_per_sm > own.resident_blocks_per_sm &&
          capped.local_bytes_per_thread <= own.local_bytes_per_thread;
 }
 

@@ -75,6 +75,12 @@ inline constexpr int max_cached_devices = 64;
 /// registers: 0.940 at one, 1.003 at two).
 inline constexpr double load_latency_seconds = 0.8e-6;
 
+/// The bytes in flight per SM that reach `device`'s bandwidth: bandwidth per SM x
+/// load_latency_seconds (20 KiB on an H100, 29 KiB on an H200, modelled).
+inline double target_bytes_in_flight_per_sm(const device_facts& device) {
+  return device.bytes_per_second / device.sm_count * load_latency_seconds;
+}
+
 /// Issued instructions per element, for each array the element is read from or written to, below
 /// which a compute-heavy operation is instruction-bound: then each thread makes two grid-stride
 /// passes, which halves the per-thread fixed cost (index and parameter setup) per element. Per
@@ -366,7 +372,7 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
   const bool heavy = hint == cost_hint::heavy || hint == cost_hint::compute_bound || estimated;
   const double resident_threads =
       static_cast<double>(kernel.resident_blocks_per_sm) * threads_per_block;
-  const double target_bytes = device.bytes_per_second / device.sm_count * load_latency_seconds;
+  const double target_bytes = target_bytes_in_flight_per_sm(device);
   unsigned k = static_cast<unsigned>(target_bytes / (resident_threads * vector_load_bytes) + 0.999);
   if (heavy && k < 2) k = 2;
   if (k < min_vectors_per_thread) k = min_vectors_per_thread;
