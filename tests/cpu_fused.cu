@@ -539,7 +539,11 @@ TEMPLATE_TEST_CASE("fused: bias backward stages under simulated grids", "[cpu][f
           p.rows_per_chunk = per_chunk;  // any chunking is correct; the entry's is shape-only
           const std::size_t chunk_count = (rows + per_chunk - 1) / per_chunk;
           partial.assign(chunk_count * cols, A(-1));
-          for (std::size_t threads : {std::size_t(1), std::size_t(5), cols + 3}) {
+          // the launch's own thread count along the columns among them
+          const std::size_t launched =
+              std::size_t(cuact::detail::bias_gradient_launch_grid(p, chunks).x) *
+              cuact::detail::bias_gradient_block_threads;
+          for (std::size_t threads : {std::size_t(1), std::size_t(5), cols + 3, launched}) {
             std::fill(dx.get(), dx.get() + n, from_bits<T>(0x7f));
             for (std::size_t k = 0; k < chunk_count; ++k) {
               access_log log;

@@ -269,10 +269,7 @@ void check_stage1_kernels(std::size_t rows, std::size_t cols, std::size_t offset
   const auto params = cd::make_bias_gradient_params<width>(
       cuact::bias_gradient_op<Activation, T>{{}, Activation{}}, dx.get(), dbias.get(), ddy.get(),
       dgrad.get(), partial.get(), rows, cols);
-  const std::size_t column_threads =
-      params.vectors > params.head + params.tail ? params.vectors : params.head + params.tail;
-  const dim3 grid(static_cast<unsigned>((column_threads + 127) / 128),
-                  static_cast<unsigned>(chunks.chunks));
+  const dim3 grid = cd::bias_gradient_launch_grid(params, chunks);
   for (const bool capped : {false, true}) {
     CAPTURE(capped);
     CUDA_REQUIRE(cudaMemset(dgrad.get(), 0x7f, n * sizeof(T)));

@@ -431,7 +431,10 @@ cudaError_t bias_forward(Activation act, const T* x, const T* bias, U* out, std:
                                       detail::array_of(bias, cols, array_role::input)};
   // The walk, where the flat pass does not apply or loses: bias (input 1) broadcast, each thread
   // loading it once for all the rows it walks, with the walk's cap on rows in flight (two rows
-  // where float math is compute-bound: registers decide)
+  // where float math is compute-bound: registers decide). Float by the input type: a float x with
+  // a 16-bit out holds and computes float vectors as float to float does. (bias_walks' float test,
+  // on the bytes an element moves, answers another question: whether the device's instruction
+  // budget is tight, which a 16-bit output loosens.)
   constexpr bool compute_bound_float =
       detail::forward_cost<Activation> == detail::cost_hint::compute_bound && sizeof(T) >= 4;
   constexpr unsigned walk_load_bytes = compute_bound_float ? detail::compute_bound_walk_load_bytes

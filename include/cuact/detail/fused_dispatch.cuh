@@ -178,6 +178,16 @@ inline bool bias_gradient_capped(const device_facts& device, const kernel_facts&
          capped.local_bytes_per_thread <= own.local_bytes_per_thread;
 }
 
+/// Stage 1's grid for `params` (make_bias_gradient_params) cut into `chunks`: x along the columns,
+/// a thread per column vector (or per scalar column where those are more), y one per row chunk.
+template <class Params>
+dim3 bias_gradient_launch_grid(const Params& params, const row_chunks& chunks) {
+  const std::size_t column_threads =
+      params.vectors > params.head + params.tail ? params.vectors : params.head + params.tail;
+  return dim3(grid_blocks(column_threads, bias_gradient_block_threads),
+              static_cast<unsigned>(chunks.chunks));
+}
+
 /// Validates, then runs the two stages of kernels/column_sum.cuh. `workspace` null: the partial
 /// sums live in a stream-ordered allocation (cudaMallocAsync / cudaFreeAsync on `stream`).
 template <int VecWidth, class Op, class T>
@@ -239,13 +249,9 @@ cudaError_t run_bias_gradient(Op op, const T* x, const T* bias, const T* dy, T* 
   const auto params =
       make_bias_gradient_params<width>(op, x, bias, dy, dx, static_cast<A*>(partial), rows, cols);
   const row_chunks chunks = bias_gradient_chunks(rows, cols, width);
-  const std::size_t column_threads =
-      params.vectors > params.head + params.tail ? params.vectors : params.head + params.tail;
   cudaError_t status = launch_kernel_grid(
       capped ? bias_gradient_capped_kernel<params_t> : bias_gradient_kernel<params_t>, params,
-      dim3(grid_blocks(column_threads, bias_gradient_block_threads),
-           static_cast<unsigned>(chunks.chunks)),
-      bias_gradient_block_threads, stream);
+      bias_gradient_launch_grid(params, chunks), bias_gradient_block_threads, stream);
   if (status == cudaSuccess) {
     const A* partial_sums = static_cast<const A*>(partial);
     std::size_t chunk_count = chunks.chunks;
