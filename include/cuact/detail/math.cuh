@@ -176,27 +176,23 @@ CUACT_HOST_DEVICE C mul_exp_nonpositive(C m, C v, R) {
   }
 }
 
-/// exp(v) for v <= 0 at accuracy R, kept with what it was made of, so that products m exp(v)
-/// (mul_exp_nonpositive: a subnormal product rounds once) reuse it instead of taking a second
-/// exponential: 16-bit results keep exp_raised(v), float keeps 2^t and j of reduce_exp2, double
-/// keeps exp(v) and v. Each value is bit for bit what exp_nonpositive and mul_exp_nonpositive
-/// give; the compiler had kept both `ex2.approx` (two per element in silu's 16-bit derivative),
-/// and the H200's bias + silu bf16 backward, latency-bound at 64 registers, ran at 0.940 x memcpy
-/// with two, 0.978 with one (bench/results/h200/silu_one_exp.txt).
+/// exp(v) for v <= 0 at accuracy R, kept so that a product m exp(v) (mul_exp_nonpositive: a
+/// subnormal product rounds once) reuses it: for 16-bit results exp_raised(v), one `ex2.approx`
+/// for both, each value bit for bit what exp_nonpositive and mul_exp_nonpositive give. The
+/// compiler had kept both exponentials (two per element in silu's 16-bit derivative), and the
+/// H200's bias + silu bf16 backward, latency-bound at 64 registers, ran at 0.940 x memcpy with
+/// two, 0.978 with one (bench/results/h200/silu_one_exp.txt). Float and double keep exp(v) and v
+/// and take mul_exp_nonpositive for a product (float's forms reduce once by exp_minus_scaled).
 template <class R, class C>
 struct nonpositive_exp {
   static constexpr bool raised = rounds_to_16_bits_v<R> && sizeof(C) == 4;
-  static constexpr bool reduced = !raised && sizeof(C) == 4;
-  C v;     ///< the exponent (double; float: whether it is below the clamp, see times)
-  C kept;  ///< 16-bit results: 2^64 exp(v); float: 2^t; double: exp(v)
-  C j;     ///< float: the power of two of reduce_exp2
+  C v;     ///< the exponent
+  C kept;  ///< 16-bit results: 2^64 exp(v); else exp(v)
 
   /// exp(v).
   CUACT_HOST_DEVICE C value() const {
     if constexpr (raised) {
       return kept * 0x1p-64f;
-    } else if constexpr (reduced) {
-      return scale_by_exp2(kept, j);
     } else {
       return kept;
     }
@@ -205,23 +201,17 @@ struct nonpositive_exp {
   CUACT_HOST_DEVICE C times(C m) const {
     if constexpr (raised) {
       return (m * kept) * 0x1p-64f;
-    } else if constexpr (reduced) {
-      const float result = scale_by_exp2(m * kept, j);
-      return v < -110.0f ? m * 0.0f : result;  // as mul_exp_nonpositive
     } else {
       return mul_exp_nonpositive(m, v);
     }
   }
 };
 template <class R, class C>
-CUACT_HOST_DEVICE nonpositive_exp<R, C> exp_nonpositive_kept(C v, R) {
+CUACT_HOST_DEVICE nonpositive_exp<R, C> exp_nonpositive_kept(C v, R r) {
   if constexpr (nonpositive_exp<R, C>::raised) {
-    return {v, exp_raised(v), 0.0f};
-  } else if constexpr (nonpositive_exp<R, C>::reduced) {
-    const reduced_exp2 e = reduce_exp2(v < -110.0f ? -110.0f : v);  // exp_nonpositive's clamp
-    return {v, exp2_approx_ftz(e.t), e.j};
+    return {v, exp_raised(v)};
   } else {
-    return {v, exp_nonpositive(v), C(0)};
+    return {v, exp_nonpositive(v, r)};
   }
 }
 
