@@ -279,7 +279,7 @@ void check_stage1_kernels(std::size_t rows, std::size_t cols, std::size_t offset
     } else {
       cd::bias_gradient_kernel<<<grid, cd::bias_gradient_block_threads>>>(params);
     }
-    cd::column_sum_kernel<<<static_cast<unsigned>((cols + 127) / 128), 128>>>(
+    cd::column_sum_kernel<<<cd::grid_blocks(cols, cd::threads_per_block), cd::threads_per_block>>>(
         static_cast<const A*>(partial.get()), chunks.chunks, cols, dsum.get());
     CUDA_REQUIRE(cudaDeviceSynchronize());
     const auto got_dx = dgrad.download(), got_sum = dsum.download();

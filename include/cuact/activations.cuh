@@ -631,6 +631,12 @@ struct softplus {
       const float q = detail::reciprocal_one_plus(es * 0x1p-64f, r);
       const float below = detail::times_scaled_exp(q, es);
       return v.hi > float(threshold) ? 1.0f : v.hi >= 0.0f ? q : below;
+    } else if constexpr (detail::rounds_to_16_bits_v<R>) {
+      // sigmoid(v) with v = hi (lo = 0): e = exp(-|v|) kept, so below 0, where e = exp(v), the
+      // product e q reuses it (one exponential instead of two)
+      const auto e = detail::exp_nonpositive_kept(v.hi < C(0) ? v.hi : -v.hi, r);
+      const C q = detail::reciprocal_one_plus(e.value(), r);
+      return v.hi > C(threshold) ? C(1) : v.hi >= C(0) ? q : e.times(q);
     } else {
       const C q = detail::reciprocal_one_plus(exp_minus_abs(v, r), r);
       // sigmoid(v): q above 0, e q below, e = exp(v) multiplied in last
