@@ -150,7 +150,7 @@ shape_report modelled_shape(Op op, cuact::detail::cost_hint hint, T* out, std::s
   }
   // the instantiation run_elementwise launches (its own, or the one-vector one)
   const cudaError_t status =
-      cuact::detail::with_launched_params(params, device, [&](const auto& launched) {
+      cuact::detail::with_launched_params(params, device, hint, [&](const auto& launched) {
         using launched_t = std::remove_const_t<std::remove_reference_t<decltype(launched)>>;
         const auto kernel = cuact::elementwise_kernel<launched_t>;
         cuact::detail::kernel_facts facts{};

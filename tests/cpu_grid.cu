@@ -271,6 +271,29 @@ TEST_CASE("launch model: the one-vector kernel where it holds more resident bloc
                 cuact::gelu::compute_bound_passes);
 }
 
+TEST_CASE("launch model: a heavy op on float math runs one vector where its budget is roomy",
+          "[cpu][grid][launch]") {
+  using cuact::detail::cost_hint;
+  using cuact::detail::heavy_runs_one_vector;
+  using cuact::detail::kernel_facts;
+  const cuact::detail::device_facts h100{132, 2048, 3.35e12, 1.98e9},
+      h200{132, 2048, 4.8e12, 1.98e9};
+  // a forward (two arrays) of `bytes` per element: 4 (16-bit), 8 (fp32), 16 (fp64)
+  CHECK(heavy_runs_one_vector(h100, cost_hint::heavy, 4, 2));         // 16-bit: about 20 per array
+  CHECK(heavy_runs_one_vector(h100, cost_hint::heavy, 8, 2));         // fp32: about 40 per array
+  CHECK(heavy_runs_one_vector(h100, cost_hint::heavy, 12, 3));        // an fp32 backward
+  CHECK_FALSE(heavy_runs_one_vector(h100, cost_hint::heavy, 16, 2));  // double math
+  CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::heavy, 4, 2));   // 14 per array: tight
+  CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::heavy, 8, 2));   // 28, under 32: tight
+  // only declared heavy ops: light ones keep the bytes-in-flight count, compute-bound ones and
+  // functors without a hint the model's two vectors
+  CHECK_FALSE(heavy_runs_one_vector(h100, cost_hint::light, 4, 2));
+  CHECK_FALSE(heavy_runs_one_vector(h100, cost_hint::compute_bound, 8, 2));
+  CHECK_FALSE(heavy_runs_one_vector(h100, cost_hint::estimate, 4, 2));
+  // and it takes the one-vector kernel whatever the registers
+  CHECK(cuact::detail::launches_one_vector(kernel_facts{16, 32}, kernel_facts{16, 30}, true));
+}
+
 TEST_CASE("launch model: a heavy op makes two passes where the budget per array is short",
           "[cpu][grid][launch]") {
   using cuact::detail::cost_hint;

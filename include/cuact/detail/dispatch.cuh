@@ -183,16 +183,43 @@ cudaError_t run_tabulated(const Params& params, int device, cudaStream_t stream)
                             stream, bf16_table_window::bytes, facts.binary_version >= 90);
 }
 
-/// with_launched_params' rule: the one-vector kernel where it holds more resident blocks per SM.
-inline bool launches_one_vector(const kernel_facts& own, const kernel_facts& one_vector) {
-  return one_vector.resident_blocks_per_sm > own.resident_blocks_per_sm;
+/// with_launched_params' rule: the one-vector kernel where it holds more resident blocks per SM
+/// (registers), or where `roomy_heavy` (heavy_runs_one_vector) holds.
+inline bool launches_one_vector(const kernel_facts& own, const kernel_facts& one_vector,
+                                bool roomy_heavy = false) {
+  return roomy_heavy || one_vector.resident_blocks_per_sm > own.resident_blocks_per_sm;
+}
+
+/// Whether a declared-heavy operation on float math (16-bit or float data) runs one vector per
+/// thread on `device`: where its budget is roomy, other threads' loads hide its arithmetic, and
+/// the second vector that launch.cuh's model gives heavy ops only makes threads longer-lived.
+/// Roomy: not tight by the bound the model takes for the data (instruction_bound_budget_per_array
+/// for 16-bit data, compute_bound_budget_per_array for float data, whose 4-ulp forms cost about
+/// twice the 16-bit ones): on an H100, not an H200. Measured round-robin against two vectors
+/// (bench/results/h*/heavy_one_vector.txt, 4096 x 393216): on the H100 the heavy forwards that
+/// ran two (sigmoid, softplus, mish, logsigmoid in fp32, bf16 and fp16; tanh bf16; silu fp32 and
+/// fp16) went from 0.996-1.000 x memcpy to 1.000-1.005, the bias + logsigmoid fp32 forward from
+/// 0.978 to 0.996; on the H200 the fp32 softplus, mish and logsigmoid forwards lost 5-9% in one
+/// vector. Not for double data, whose heavy math costs several times float's (H200 fp64 selu:
+/// 0.66-0.80 in one vector, 0.99 in two).
+inline bool heavy_runs_one_vector(const device_facts& device, cost_hint hint,
+                                  std::size_t bytes_per_element, unsigned arrays_per_element) {
+  if (hint != cost_hint::heavy || bytes_per_element > 4 * std::size_t(arrays_per_element)) {
+    return false;
+  }
+  const double bound = is_float_data(bytes_per_element, arrays_per_element)
+                           ? compute_bound_budget_per_array
+                           : instruction_bound_budget_per_array;
+  return !budget_is_tight(device, bytes_per_element, arrays_per_element, bound);
 }
 
 /// Returns launch(p) for the params run_elementwise launches elementwise_kernel with on `device`:
 /// `params`, or the same with its op as one_vector_op where that kernel holds more resident
-/// blocks per SM than params' own, compiled for several vectors per thread (registers).
+/// blocks per SM than params' own, compiled for several vectors per thread (registers), or where
+/// heavy_runs_one_vector holds for `hint`.
 template <class Params, class Launch>
-cudaError_t with_launched_params(const Params& params, int device, Launch&& launch) {
+cudaError_t with_launched_params(const Params& params, int device, cost_hint hint,
+                                 Launch&& launch) {
   using op_t = decltype(params.op);
   if constexpr (Params::max_vectors_per_thread > 1 && std::is_class_v<op_t> &&
                 !std::is_final_v<op_t>) {
@@ -207,7 +234,13 @@ cudaError_t with_launched_params(const Params& params, int device, Launch&& laun
         status != cudaSuccess) {
       return status;
     }
-    if (launches_one_vector(own, one_vector_facts)) return launch(one_vector);
+    device_facts device_info{};
+    if (const cudaError_t status = get_device_facts(device, device_info); status != cudaSuccess) {
+      return status;
+    }
+    const bool roomy_heavy = heavy_runs_one_vector(device_info, hint, Params::bytes_per_element,
+                                                   Params::arrays_per_element);
+    if (launches_one_vector(own, one_vector_facts, roomy_heavy)) return launch(one_vector);
   }
   return launch(params);
 }
@@ -230,7 +263,7 @@ cudaError_t launch_modelled(Params params, int device, cost_hint hint, cudaStrea
 template <class Params>
 cudaError_t launch_elementwise(const Params& params, int device, cost_hint hint,
                                cudaStream_t stream) {
-  return with_launched_params(params, device, [&](const auto& launched) {
+  return with_launched_params(params, device, hint, [&](const auto& launched) {
     return launch_modelled(launched, device, hint, stream);
   });
 }
