@@ -24,7 +24,7 @@ if importlib.util.find_spec("cuact_torch") is None:  # not installed: use the ch
 import cuact_torch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timing import timer  # noqa: E402
+from _timer import timer  # noqa: E402
 
 # name: (C++ expression in x of compute type C, the same in torch)
 FUNCTORS = {

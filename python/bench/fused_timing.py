@@ -30,9 +30,9 @@ the dtype before gelu, as eager's is; its dbias sums the stored dx in float32): 
 moves gelu' by up to an ulp of bfloat16 per element, and over 64 rows a column of dbias drifts
 past the tolerance for some inputs (a float64 emulation: up to twice it over 20 seeds).
 
-Timing as timing.py: each number is the median over --reps runs of one call, CUDA events, L2
-flushed before every run (a write of twice the L2 size), three warm-up calls first (torch.compile
-compiles in those). Bytes are what one fused call reads plus writes (as bench/fused_bench.cu
+Timing by timing.py's timer: each number is the median over --reps runs of one call, CUDA events,
+L2 flushed before every run (a write of twice the L2 size) and the GPU kept busy while the host
+queues the call, three warm-up calls first (torch.compile compiles in those). Bytes are what one fused call reads plus writes (as bench/fused_bench.cu
 counts them: the bias, dbias and bias_backward's partial sums included); the `copy` row is
 y.copy_(x) of one [ROWS, COLS] tensor, and `x copy` is cuact's GB/s over the copy's. Ratios
 eager/cuact and compile/cuact are speed ratios: > 1 means cuact is faster.
@@ -52,7 +52,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import statistics
 import sys
 import time
 
@@ -60,6 +59,8 @@ import torch
 import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from _timer import timer  # noqa: E402
 
 
 # ---- the extension ------------------------------------------------------------------------------
@@ -485,28 +486,6 @@ def _as_tuple(result):
 def _free():
     gc.collect()
     torch.cuda.empty_cache()
-
-
-def timer(reps):
-    """timing.py's timer: CUDA events, L2 flushed before every run, 3 warm-up calls, median."""
-    props = torch.cuda.get_device_properties(0)
-    flush = torch.empty(max(2 * getattr(props, "L2_cache_size", 50 << 20), 64 << 20),
-                        dtype=torch.uint8, device="cuda")
-
-    def time_ms(fn):
-        for _ in range(3):  # warm-up (and compilation)
-            fn()
-        times = []
-        for _ in range(reps):
-            flush.fill_(1)
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-        return statistics.median(times)
-    return time_ms
 
 
 def _short_error(e):

@@ -4,14 +4,18 @@
                                    [--kernelbench /path/to/KernelBench] [--json out.json]
 
 Each number is the median over --reps runs of one call, timed with CUDA events, with L2 flushed
-before every run (a write of twice the L2 size). `copy` is y.copy_(x), the same bytes moved: the
+before every run (a write of twice the L2 size) and the GPU then kept busy for about 100 us
+(torch.cuda._sleep), so that the call is queued before its start event runs: the interval holds
+the GPU's work, not the host's dispatch. On the device machines that dispatch took 10-130 us per
+call, eager and cuact alike, varying from call to call and op to op, and with the GPU idle at the
+start event it landed inside the interval: rows whose kernels took the same time (torch profiler)
+read up to 2% apart. `copy` is y.copy_(x), the same bytes moved: the
 ceiling for a one-read-one-write op. Prints a markdown table; with --kernelbench it then runs
 kernelbench_run.py, so one run prints both tables.
 """
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 
@@ -23,26 +27,8 @@ if importlib.util.find_spec("cuact_torch") is None:  # not installed: use the ch
 import cuact_torch  # noqa: E402
 from cuact_torch.reference import REFERENCE  # noqa: E402
 
-
-def timer(reps):
-    props = torch.cuda.get_device_properties(0)
-    flush = torch.empty(max(2 * getattr(props, "L2_cache_size", 50 << 20), 64 << 20),
-                        dtype=torch.uint8, device="cuda")
-
-    def time_ms(fn, *args):
-        for _ in range(3):  # warm-up (and compilation)
-            fn(*args)
-        times = []
-        for _ in range(reps):
-            flush.fill_(1)
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn(*args)
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-        return statistics.median(times)
-    return time_ms
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timer import timer  # noqa: E402
 
 
 def main():
