@@ -9,9 +9,9 @@ before every run (a write of twice the L2 size) and the GPU then kept busy for a
 the GPU's work, not the host's dispatch. On the device machines that dispatch took 10-130 us per
 call, eager and cuact alike, varying from call to call and op to op, and with the GPU idle at the
 start event it landed inside the interval: rows whose kernels took the same time (torch profiler)
-read up to 2% apart. `copy` is y.copy_(x), the same bytes moved: the
-ceiling for a one-read-one-write op. Prints a markdown table; with --kernelbench it then runs
-kernelbench_run.py, so one run prints both tables.
+read up to 2.5% apart (bench/results/h100/torch_dispatch_probe.txt). `copy` is y.copy_(x), the
+same bytes moved: the ceiling for a one-read-one-write op. Prints a markdown table; with
+--kernelbench it then runs kernelbench_run.py, so one run prints both tables.
 """
 import argparse
 import json
