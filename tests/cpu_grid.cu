@@ -283,8 +283,10 @@ TEST_CASE("launch model: a heavy op on float math runs one vector where its budg
   CHECK(heavy_runs_one_vector(h100, cost_hint::heavy, 8, 2));         // fp32: about 40 per array
   CHECK(heavy_runs_one_vector(h100, cost_hint::heavy, 12, 3));        // an fp32 backward
   CHECK_FALSE(heavy_runs_one_vector(h100, cost_hint::heavy, 16, 2));  // double math
-  CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::heavy, 4, 2));   // 14 per array: tight
-  CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::heavy, 8, 2));   // 28, under 32: tight
+  CHECK_FALSE(heavy_runs_one_vector(h100, cost_hint::heavy, 6, 2));   // fp32 in, bf16 out
+  CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::heavy, 6, 2));
+  CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::heavy, 4, 2));  // 14 per array: tight
+  CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::heavy, 8, 2));  // 28, under 32: tight
   // only declared heavy ops: light ones keep the bytes-in-flight count, compute-bound ones and
   // functors without a hint the model's two vectors
   CHECK_FALSE(heavy_runs_one_vector(h100, cost_hint::light, 4, 2));

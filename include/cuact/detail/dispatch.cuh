@@ -200,16 +200,17 @@ inline bool launches_one_vector(const kernel_facts& own, const kernel_facts& one
 /// ran two (sigmoid, softplus, mish, logsigmoid in fp32, bf16 and fp16; tanh bf16; silu fp32 and
 /// fp16) went from 0.996-1.000 x memcpy to 1.000-1.005, the bias + logsigmoid fp32 forward from
 /// 0.978 to 0.996; on the H200 the fp32 softplus, mish and logsigmoid forwards lost 5-9% in one
-/// vector. Not for double data, whose heavy math costs several times float's (H200 fp64 selu:
-/// 0.66-0.80 in one vector, 0.99 in two).
+/// vector. Only where every array holds 16-bit or every array holds float elements, the data the
+/// two bounds describe: not for double data, whose heavy math costs several times float's (H200
+/// fp64 selu: 0.66-0.80 in one vector, 0.99 in two), nor for an op that reads float and writes
+/// 16-bit (a cast), which sits between the bounds and was not measured.
 inline bool heavy_runs_one_vector(const device_facts& device, cost_hint hint,
                                   std::size_t bytes_per_element, unsigned arrays_per_element) {
-  if (hint != cost_hint::heavy || bytes_per_element > 4 * std::size_t(arrays_per_element)) {
-    return false;
-  }
-  const double bound = is_float_data(bytes_per_element, arrays_per_element)
-                           ? compute_bound_budget_per_array
-                           : instruction_bound_budget_per_array;
+  const bool half_data = bytes_per_element == 2 * std::size_t(arrays_per_element);
+  const bool float_data = bytes_per_element == 4 * std::size_t(arrays_per_element);
+  if (hint != cost_hint::heavy || !(half_data || float_data)) return false;
+  const double bound =
+      float_data ? compute_bound_budget_per_array : instruction_bound_budget_per_array;
   return !budget_is_tight(device, bytes_per_element, arrays_per_element, bound);
 }
 
