@@ -30,9 +30,10 @@ the dtype before gelu, as eager's is; its dbias sums the stored dx in float32): 
 moves gelu' by up to an ulp of bfloat16 per element, and over 64 rows a column of dbias drifts
 past the tolerance for some inputs (a float64 emulation: up to twice it over 20 seeds).
 
-Timing by timing.py's timer: each number is the median over --reps runs of one call, CUDA events,
-L2 flushed before every run (a write of twice the L2 size) and the GPU kept busy while the host
-queues the call, three warm-up calls first (torch.compile compiles in those). Bytes are what one fused call reads plus writes (as bench/fused_bench.cu
+Timing by the scripts' shared timer (_timer.py): each number is the median over --reps runs of one
+call, CUDA events, L2 flushed before every run (a write of twice the L2 size) and the GPU kept
+busy while the host queues the call, three warm-up calls first (torch.compile compiles in those).
+Bytes are what one fused call reads plus writes (as bench/fused_bench.cu
 counts them: the bias, dbias and bias_backward's partial sums included); the `copy` row is
 y.copy_(x) of one [ROWS, COLS] tensor, and `x copy` is cuact's GB/s over the copy's. Ratios
 eager/cuact and compile/cuact are speed ratios: > 1 means cuact is faster.
