@@ -21,8 +21,8 @@
 ///   arithmetic behind the loads of its other vectors, so it gets at least two vectors per
 ///   thread where its kernel holds as many resident blocks with two as with one (else one, as
 ///   above: more threads hide it better than more vectors) and where the device's budget for it
-///   is not roomy (a declared-heavy op on 16-bit or float data on an H100 runs one vector:
-///   dispatch.cuh, heavy_runs_one_vector); where the device's instruction
+///   is not roomy (a declared-heavy op whose arrays are all 16-bit or all float runs one vector
+///   on an H100: dispatch.cuh, heavy_runs_one_vector); where the device's instruction
 ///   budget per element (SMs x clock x 128 lanes over elements per second at full bandwidth) is
 ///   under instruction_bound_budget_per_array for each array an element is read from or written
 ///   to, it is instruction-bound, and each thread makes two passes (16-bit forwards on an
