@@ -20,7 +20,8 @@ int run_family(const device_info& device, const options& opts) {
   }
   std::printf(
       "# n = 4096 x 393216 = %zu elements; fresh standard normal inputs; median of %d calls "
-      "after 2 warm-up calls; columns as --headline\n\n",
+      "after 2 warm-up calls; columns as --headline (x memcpy: over a copy of the row's bytes "
+      "timed right after it)\n\n",
       seeds_n, reps);
   runner.print_header();
   std::vector<row_result> all;

@@ -16,15 +16,16 @@ int run_headline(const device_info& device, const options& opts) {
   print_device(device, "--headline", stdout);
   const double copy_bytes = 2.0 * static_cast<double>(seeds_n) * 4;
   const double copy = runner.memcpy_gbps(copy_bytes);
-  std::printf("# measured cudaMemcpyAsync D2D: %.1f GB/s (%.2f GB read + written per call)\n", copy,
-              copy_bytes / 1e9);
+  std::printf(
+      "# measured cudaMemcpyAsync D2D at the start: %.1f GB/s (%.2f GB read + written per call)\n",
+      copy, copy_bytes / 1e9);
   std::printf(
       "# n = 4096 x 393216 = %zu elements (fp64: %zu); inputs: fresh standard normal values; "
       "median of %d calls after 2 warm-up calls, CUDA events around each call\n",
       seeds_n, seeds_n / 2, reps);
   std::printf(
       "# GB/s = (bytes read + written) / time; x memcpy: over cudaMemcpyAsync D2D of the same "
-      "total bytes in this run; x CUB: over cub::DeviceTransform with the same functor (first "
+      "total bytes timed right after the row (copy GB/s); x CUB: over cub::DeviceTransform with the same functor (first "
       "called at this n)\n");
   std::printf(
       "# blocks/thr/vpt/heavy: the launch shape cuact's model chose for this call (heavy = "

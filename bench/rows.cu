@@ -42,6 +42,7 @@ row_runner::row_runner(std::size_t max_array_bytes, std::size_t max_n, int reps)
                       {"place", 5, true},
                       {"GB/s", 7},
                       {"x memcpy", 8},
+                      {"copy GB/s", 9},
                       {"CUB GB/s", 8},
                       {"x CUB", 6},
                       {"ms", 7},
@@ -73,6 +74,13 @@ double row_runner::memcpy_gbps(double total_bytes) {
   const std::size_t copy_bytes = static_cast<std::size_t>(total_bytes / 2);
   const auto known = memcpy_gbps_.find(copy_bytes);
   if (known != memcpy_gbps_.end()) return known->second;
+  const double rate = time_memcpy(total_bytes);
+  memcpy_gbps_[copy_bytes] = rate;
+  return rate;
+}
+
+double row_runner::time_memcpy(double total_bytes) {
+  const std::size_t copy_bytes = static_cast<std::size_t>(total_bytes / 2);
   if (2 * pad(copy_bytes) > arena_.bytes()) fail("memcpy contestant larger than the arena");
   const cudaStream_t s = stream_.get();
   char* from = arena_.as<char>();
@@ -80,9 +88,7 @@ double row_runner::memcpy_gbps(double total_bytes) {
   fill_random(from, copy_bytes / 4, dtype::f32, fresh_seed(), s);
   const timing t = measure(
       s, [&](std::int64_t) { return memcpy_call(to, from, copy_bytes, s); }, timing_);
-  const double rate = gbps(2.0 * static_cast<double>(copy_bytes), t.ms_per_call);
-  memcpy_gbps_[copy_bytes] = rate;
-  return rate;
+  return gbps(2.0 * static_cast<double>(copy_bytes), t.ms_per_call);
 }
 
 row_result row_runner::run(const entry& e, std::size_t n, placement place) {
@@ -154,7 +160,11 @@ row_result row_runner::run(const entry& e, std::size_t n, placement place) {
   }
   if (e.shape) r.shape = e.shape(args_for(cuact_out));
   BENCH_CHECK(cudaStreamSynchronize(s));
-  r.memcpy_gbps = memcpy_gbps(r.bytes);
+  // The ceiling for this row's bytes, timed right after its contestants (it overwrites their
+  // arrays, so not between them): a GPU's copy rate drifts over a run, and one rate taken at its
+  // start would move every later row's ratio (H200: 4214-4297 GB/s across runs, the rate at a
+  // run's start up to 1.3% above the copies interleaved with the rows; bench/RESULTS.md).
+  r.memcpy_gbps = time_memcpy(r.bytes);
   print(r);
   return r;
 }
@@ -171,7 +181,7 @@ void row_runner::print(const row_result& r) const {
   table_.row({e.label(), name(e.type),
               forward ? (r.place == placement::in_place ? "in" : "out") : "-",
               format("%.1f", r.cuact_gbps), ratio_text(r.cuact_gbps, r.memcpy_gbps),
-              r.cub_gbps > 0 ? format("%.1f", r.cub_gbps) : "-",
+              format("%.1f", r.memcpy_gbps), r.cub_gbps > 0 ? format("%.1f", r.cub_gbps) : "-",
               ratio_text(r.cuact_gbps, r.cub_gbps), format("%.3f", r.cuact_ms),
               format("%.1f", r.spread_percent), sh.available ? format("%u", sh.blocks) : "-",
               sh.available ? format("%u", sh.threads_per_block) : "-",

@@ -43,19 +43,22 @@ class row_runner {
   row_runner(std::size_t max_array_bytes, std::size_t max_n, int reps);
 
   /// Times one entry at n: CUB (if any) first, then cuact; checks cuact's output against the
-  /// entry's reference or CUB's (out of place only); prints the row when a table is set.
+  /// entry's reference or CUB's (out of place only); then times cudaMemcpyAsync of the row's
+  /// bytes, the row's ceiling; prints the row when a table is set.
   row_result run(const entry& e, std::size_t n, placement place);
 
   /// GB/s of cudaMemcpyAsync D2D moving `total_bytes` (read + written), timed once per size in
-  /// this runner and remembered.
+  /// this runner and remembered (the headers' ceiling; rows time their own, see run).
   double memcpy_gbps(double total_bytes);
+  /// The same, timed now.
+  double time_memcpy(double total_bytes);
 
   void print_header() const;
   void print_rule() const;
   int reps() const { return timing_.reps; }
   int failed_checks() const { return failed_checks_; }
   cudaStream_t stream() const { return stream_.get(); }
-  /// Array i (0..3) of the arena; memcpy_gbps overwrites them.
+  /// Array i (0..3) of the arena; memcpy_gbps and time_memcpy overwrite them.
   void* array(int i) const;
 
  private:

@@ -16,7 +16,8 @@ int run_user(const device_info& device, const options& opts) {
   std::printf(
       "# n = 4096 x 393216 = %zu elements; user functors without is_heavy: heavy = the model's "
       "estimate (table: bf16, looked up from a table of the functor's results); median of %d "
-      "calls; columns as --headline\n\n",
+      "calls; columns as --headline (x memcpy: over a copy of the row's bytes timed right after "
+      "it)\n\n",
       seeds_n, reps);
   runner.print_header();
   std::vector<row_result> rows;

@@ -13,6 +13,7 @@
 #include <cuda/std/bit>
 
 #include <cmath>
+#include <cstdint>
 #include <type_traits>
 
 #include "config.cuh"
@@ -137,7 +138,43 @@ CUACT_HOST_DEVICE double mul_exp_nonpositive(double m, double v) {
   return (m * half) * half;
 }
 
-CUACT_HOST_DEVICE double expm1_nonpositive(double x) { return ::expm1(x); }
+/// expm1(x) for double x <= 0 (NaN in, NaN out), within 1 ulp: the float version's scheme in
+/// double. x = k ln2 + r, |r| <= ln2/2 (k from the round-to-integer constant 1.5 2^52, whose sum's
+/// low bits hold k, so 2^k is built from them by integer operations), expm1(r) by a degree-13
+/// Taylor polynomial (truncation below 0.1 ulp), and 2^k expm1(r) + (2^k - 1) in one fma.
+///
+/// Why not `::expm1`: libdevice's branchy form made the fp64 SELU forward compute-bound on an
+/// H200, whose copy ceiling leaves about 62 double operations per element at the FP64 pipe's
+/// peak (0.979 x memcpy, two vectors per thread; bench/results/h200/headline.txt).
+CUACT_HOST_DEVICE double expm1_nonpositive(double x) {
+  // expm1(x) rounds to -1 for x < -37.5; the clamp keeps 2^k normal (k >= -58). The comparison
+  // is false for NaN, so NaN flows through (into r, and from it into the result).
+  const double xc = x < -40.0 ? -40.0 : x;
+  constexpr double round_to_integer = 0x1.8p52;
+  const double shifted = ::fma(xc, 1.4426950408889634074, round_to_integer);
+  const double k = shifted - round_to_integer;
+  // ln2 in two parts, the high one with 32 significant bits, so k * ln2_high and r are exact
+  double r = ::fma(k, -0x1.62e42feep-1, xc);
+  r = ::fma(k, -0x1.a39ef35793c76p-33, r);
+  double q = 1.0 / 6227020800;  // 1 / 13!
+  q = ::fma(q, r, 1.0 / 479001600);
+  q = ::fma(q, r, 1.0 / 39916800);
+  q = ::fma(q, r, 1.0 / 3628800);
+  q = ::fma(q, r, 1.0 / 362880);
+  q = ::fma(q, r, 1.0 / 40320);
+  q = ::fma(q, r, 1.0 / 5040);
+  q = ::fma(q, r, 1.0 / 720);
+  q = ::fma(q, r, 1.0 / 120);
+  q = ::fma(q, r, 1.0 / 24);
+  q = ::fma(q, r, 1.0 / 6);
+  q = ::fma(q, r, 0.5);
+  const double p = ::fma(r * r, q, r);
+  // k in [-58, 0] is the low 32 bits of `shifted`, two's complement
+  const auto k_bits = static_cast<std::int32_t>(cuda::std::bit_cast<std::uint64_t>(shifted));
+  const double two_k = cuda::std::bit_cast<double>(static_cast<std::uint64_t>(k_bits + 1023) << 52);
+  const double result = ::fma(two_k, p, two_k - 1.0);
+  return x == 0.0 ? x : result;  // expm1(-0) = -0, which the fma would turn into +0
+}
 CUACT_HOST_DEVICE double exp_nonpositive(double x) { return ::exp(x); }
 
 /// True when results of this accuracy tag are rounded to 16 bits or fewer.
