@@ -202,8 +202,10 @@ inline bool launches_one_vector(const kernel_facts& own, const kernel_facts& one
 /// 0.978 to 0.996; on the H200 the fp32 softplus, mish and logsigmoid forwards lost 5-9% in one
 /// vector. Only where every array holds 16-bit or every array holds float elements, the data the
 /// two bounds describe: not for double data, whose heavy math costs several times float's (H200
-/// fp64 selu: 0.66-0.80 in one vector, 0.99 in two), nor for an op that reads float and writes
-/// 16-bit (a cast), which sits between the bounds and was not measured.
+/// fp64 selu with libdevice's expm1: 0.66-0.80 in one vector, 0.99 in two; math.cuh's double
+/// expm1 gives its kernel fewer registers, and the registers rule above one vector: 1.006,
+/// h200/headline_s18_new_*.txt), nor for an op that reads float and writes 16-bit (a cast), which
+/// sits between the bounds and was not measured.
 inline bool heavy_runs_one_vector(const device_facts& device, cost_hint hint,
                                   std::size_t bytes_per_element, unsigned arrays_per_element) {
   const bool half_data = bytes_per_element == 2 * std::size_t(arrays_per_element);

@@ -143,9 +143,10 @@ CUACT_HOST_DEVICE double mul_exp_nonpositive(double m, double v) {
 /// low bits hold k, so 2^k is built from them by integer operations), expm1(r) by a degree-13
 /// Taylor polynomial (truncation below 0.1 ulp), and 2^k expm1(r) + (2^k - 1) in one fma.
 ///
-/// Why not `::expm1`: libdevice's branchy form made the fp64 SELU forward compute-bound on an
-/// H200, whose copy ceiling leaves about 62 double operations per element at the FP64 pipe's
-/// peak (0.979 x memcpy, two vectors per thread; bench/results/h200/headline.txt).
+/// Why not `::expm1`: libdevice's branchy form made the fp64 forwards through it compute-bound
+/// on an H200 (its copy ceiling leaves about 62 double operations per element at the FP64 pipe's
+/// peak). Round-robin against it there (bench/results/h200/fp64_expm1.txt, x memcpy): celu
+/// 0.905-0.908 -> 0.990-0.992, selu in place 0.993-0.995 -> 1.000-1.002, selu and elu +0.2-0.5%.
 CUACT_HOST_DEVICE double expm1_nonpositive(double x) {
   // expm1(x) rounds to -1 for x < -37.5; the clamp keeps 2^k normal (k >= -58). The comparison
   // is false for NaN, so NaN flows through (into r, and from it into the result).
