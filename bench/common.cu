@@ -14,6 +14,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "busy_start.cuh"
 #include "common.cuh"
 
 namespace bench {
@@ -319,9 +320,11 @@ class event_pair {
   event_pair(const event_pair&) = delete;
   event_pair& operator=(const event_pair&) = delete;
 
-  /// Milliseconds that `work` (which enqueues on `stream`) takes on the device.
+  /// Milliseconds that `work` (which enqueues on `stream`) takes on the device; with `busy`, the
+  /// GPU's time only (busy_start.cuh), else from an idle GPU, the host's enqueue included.
   template <class Work>
-  float time(cudaStream_t stream, Work&& work) {
+  float time(cudaStream_t stream, bool busy, Work&& work) {
+    if (busy) BENCH_CHECK(busy_start(stream));
     BENCH_CHECK(cudaEventRecord(start_, stream));
     work();
     BENCH_CHECK(cudaEventRecord(stop_, stream));
@@ -437,9 +440,11 @@ timing measure(cudaStream_t stream, const enqueue_fn& enqueue, const timing_opti
     // The fastest of three single calls: one slow call (a first graph upload, a clock ramp) must
     // not send a 2 us kernel down the direct-launch path, where the host's enqueue rate would be
     // timed instead.
-    float single = events.time(stream, [&] { enqueue_direct(enqueue, call, 1); });
+    float single =
+        events.time(stream, options.busy_start, [&] { enqueue_direct(enqueue, call, 1); });
     for (int probe_call = 0; probe_call < 2; ++probe_call) {
-      single = std::min(single, events.time(stream, [&] { enqueue_direct(enqueue, call, 1); }));
+      single = std::min(single, events.time(stream, options.busy_start,
+                                            [&] { enqueue_direct(enqueue, call, 1); }));
     }
     if (single >= options.min_batch_ms) {
       result.batch = 1;
@@ -456,8 +461,9 @@ timing measure(cudaStream_t stream, const enqueue_fn& enqueue, const timing_opti
           std::clamp(options.min_batch_ms / 4 / std::max(single, 1e-4f), 1.0, 64.0));
       graph_exec probe_graph = capture(stream, enqueue, call, probe, result.relaxed_capture);
       BENCH_CHECK(cudaGraphLaunch(probe_graph.get(), stream));  // warm the graph path
-      const float probe_ms =
-          events.time(stream, [&] { BENCH_CHECK(cudaGraphLaunch(probe_graph.get(), stream)); });
+      const float probe_ms = events.time(stream, options.busy_start, [&] {
+        BENCH_CHECK(cudaGraphLaunch(probe_graph.get(), stream));
+      });
       const double per_call = std::max(static_cast<double>(probe_ms) / probe, 1e-5);
       result.batch = static_cast<int>(std::clamp(std::ceil(options.min_batch_ms / per_call), 1.0,
                                                  static_cast<double>(options.max_batch)));
@@ -480,7 +486,7 @@ timing measure(cudaStream_t stream, const enqueue_fn& enqueue, const timing_opti
     graph_exec this_rep;
     if (fresh) this_rep = capture(stream, enqueue, call, result.batch, result.relaxed_capture);
     const cudaGraphExec_t exec = fresh ? this_rep.get() : fixed.get();
-    const float ms = events.time(stream, [&] {
+    const float ms = events.time(stream, options.busy_start, [&] {
       if (result.graph) {
         BENCH_CHECK(cudaGraphLaunch(exec, stream));
       } else {

@@ -136,6 +136,9 @@ struct timing_options {
   /// overrides batch and graph.
   double min_batch_ms = 0;
   int max_batch = 4096;
+  /// Keep the GPU busy while each timed batch is enqueued (busy_start.cuh), so the time is the
+  /// GPU's only; off for --small, whose cold table times from an idle GPU.
+  bool busy_start = true;
 };
 
 struct timing {

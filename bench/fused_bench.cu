@@ -7,8 +7,11 @@
 //
 // Bytes are what each operation reads plus what it writes (bias and dbias included, the bias
 // backward's partial sums too). Inputs are random normal (never zero), made on the device. Each
-// row is the median of --reps timed runs (CUDA events), after two warm-up runs.
+// row is the median of --reps timed runs (CUDA events, the GPU kept busy while each run is enqueued:
+// GPU time), after two warm-up runs.
 #include <cuact/cuact.cuh>
+
+#include "busy_start.cuh"
 
 #include <algorithm>
 #include <cstdio>
@@ -92,7 +95,8 @@ float median(std::vector<float> v) {
   return v[v.size() / 2];
 }
 
-/// Median milliseconds of `run` over reps, after two warm-ups.
+/// Median milliseconds of `run` over reps, after two warm-ups, each enqueued while the GPU is kept
+/// busy (the GPU's time only).
 float time_ms(const std::function<void()>& run, int reps) {
   cudaEvent_t start, stop;
   BENCH_CHECK(cudaEventCreate(&start));
@@ -102,6 +106,7 @@ float time_ms(const std::function<void()>& run, int reps) {
   BENCH_CHECK(cudaDeviceSynchronize());
   std::vector<float> times;
   for (int r = 0; r < reps; ++r) {
+    BENCH_CHECK(bench::busy_start(nullptr));  // GPU time only (busy_start.cuh)
     BENCH_CHECK(cudaEventRecord(start));
     run();
     BENCH_CHECK(cudaEventRecord(stop));

@@ -21,7 +21,8 @@ int run_headline(const device_info& device, const options& opts) {
       copy, copy_bytes / 1e9);
   std::printf(
       "# n = 4096 x 393216 = %zu elements (fp64: %zu); inputs: fresh standard normal values; "
-      "median of %d calls after 2 warm-up calls, CUDA events around each call\n",
+      "median of %d calls after 2 warm-up calls, CUDA events around each call enqueued while the "
+      "GPU is kept busy (GPU time, host enqueue excluded: busy_start.cuh)\n",
       seeds_n, seeds_n / 2, reps);
   std::printf(
       "# GB/s = (bytes read + written) / time; x memcpy: over cudaMemcpyAsync D2D of the same "

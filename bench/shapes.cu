@@ -85,7 +85,7 @@ int run_shapes(const device_info& device, const options& opts) {
   print_device(device, "--shapes", stdout);
   std::printf(
       "# n = %zu, out of place; cells: GB/s / memcpy GB/s of the same total bytes (GB/s in "
-      "parentheses); median of %d calls after 2 warm-up calls\n",
+      "parentheses); median of %d calls after 2 warm-up calls, GPU time (busy_start.cuh)\n",
       n, reps);
   std::printf(
       "# grid = ceil(work items / (threads per block x passes)); work items = "

@@ -182,7 +182,8 @@ int run_sweep(const device_info& device, const options& opts) {
       "# each size runs in a fresh child process (cuact_bench --sweep-one N), so each CUB "
       "instantiation's first call (which fixes its tile configuration) is at that size\n");
   std::printf(
-      "# median of %d batches after 2 warm-up calls; batches of >= 1 ms (CUDA graphs of 'batch' "
+      "# median of %d batches after 2 warm-up calls, each enqueued while the GPU is kept busy (GPU "
+      "time); batches of >= 1 ms (CUDA graphs of 'batch' "
       "calls when one call is under 20 us, else direct launches); buffer sets rotate per call, "
       "footprint >= %.0f MB (4x L2); memcpy copies the row's bytes / 2\n\n",
       opts.reps > 0 ? opts.reps : 11, 4 * device.l2_bytes / 1e6);
