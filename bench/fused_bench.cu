@@ -7,8 +7,8 @@
 //
 // Bytes are what each operation reads plus what it writes (bias and dbias included, the bias
 // backward's partial sums too). Inputs are random normal (never zero), made on the device. Each
-// row is the median of --reps timed runs (CUDA events, the GPU kept busy while each run is enqueued:
-// GPU time), after two warm-up runs.
+// row is the median of --reps timed runs (CUDA events, the GPU kept busy while each run is
+// enqueued: GPU time), after two warm-up runs.
 #include <cuact/cuact.cuh>
 
 #include "busy_start.cuh"

@@ -26,8 +26,8 @@ int run_headline(const device_info& device, const options& opts) {
       seeds_n, seeds_n / 2, reps);
   std::printf(
       "# GB/s = (bytes read + written) / time; x memcpy: over cudaMemcpyAsync D2D of the same "
-      "total bytes timed right after the row (copy GB/s); x CUB: over cub::DeviceTransform with the same functor (first "
-      "called at this n)\n");
+      "total bytes timed right after the row (copy GB/s); x CUB: over cub::DeviceTransform "
+      "with the same functor (first called at this n)\n");
   std::printf(
       "# blocks/thr/vpt/heavy: the launch shape cuact's model chose for this call (heavy = "
       "table: a bf16 forward looked up from a table of its results); regs and blk/SM: the "

@@ -161,9 +161,9 @@ row_result row_runner::run(const entry& e, std::size_t n, placement place) {
   if (e.shape) r.shape = e.shape(args_for(cuact_out));
   BENCH_CHECK(cudaStreamSynchronize(s));
   // The ceiling for this row's bytes, timed right after its contestants (it overwrites their
-  // arrays, so not between them): a GPU's copy rate drifts over a run, and one rate taken at its
-  // start would move every later row's ratio (H200: 4214-4297 GB/s across runs, the rate at a
-  // run's start up to 1.3% above the copies interleaved with the rows; bench/RESULTS.md).
+  // arrays, so not between them): should a GPU's copy rate drift over a run, one rate taken at
+  // its start would move every later row's ratio (an H200's varies by 2% between machines and
+  // runs, 4214-4297 GB/s; bench/RESULTS.md, session 18).
   r.memcpy_gbps = time_memcpy(r.bytes);
   print(r);
   return r;
