@@ -296,6 +296,43 @@ TEST_CASE("launch model: a heavy op on float math runs one vector where its budg
   CHECK(cuact::detail::launches_one_vector(kernel_facts{16, 32}, kernel_facts{16, 30}, true));
 }
 
+TEST_CASE("launch model: wide blocks for one-pass three-array ops that fill the SM",
+          "[cpu][grid][launch]") {
+  using cuact::detail::cost_hint;
+  using cuact::detail::kernel_facts;
+  const cuact::detail::device_facts h100{132, 2048, 3.35e12, 1.98e9},
+      h200{132, 2048, 4.8e12, 1.98e9};
+  const kernel_facts full{16, 32}, partial{12, 40};
+  const std::size_t vectors = std::size_t(1) << 28;
+  const unsigned wide = cuact::detail::wide_threads_per_block;
+  const unsigned narrow = cuact::detail::threads_per_block;
+  // a backward: two 16-byte input vectors, three arrays, one vector per thread; bytes per element
+  auto backward = [&](const cuact::detail::device_facts& d, const kernel_facts& k, cost_hint hint,
+                      std::size_t bytes, std::size_t v = std::size_t(1) << 28) {
+    return cuact::detail::model_launch_shape(d, k, hint, v, 0, 32, bytes, 3, 1);
+  };
+  // light backwards on both GPUs, every dtype
+  for (const auto& d : {h100, h200}) {
+    for (std::size_t bytes : {6, 12, 24}) {
+      CHECK(backward(d, full, cost_hint::light, bytes).threads_per_block == wide);
+      CHECK(backward(d, full, cost_hint::light, bytes).blocks ==
+            cuact::detail::grid_blocks(vectors, wide));
+    }
+  }
+  // heavy ones where the budget leaves their math room: the H100's 16-bit and fp32, not double
+  CHECK(backward(h100, full, cost_hint::heavy, 6).threads_per_block == wide);
+  CHECK(backward(h100, full, cost_hint::heavy, 12).threads_per_block == wide);
+  CHECK(backward(h100, full, cost_hint::heavy, 24).threads_per_block == narrow);
+  CHECK(backward(h200, full, cost_hint::heavy, 12).threads_per_block == narrow);  // tight
+  CHECK(backward(h200, full, cost_hint::heavy, 6).passes == 2);  // two passes: narrow
+  CHECK(backward(h200, full, cost_hint::heavy, 6).threads_per_block == narrow);
+  // not where 128-thread blocks leave thread slots empty, nor with little work, nor for forwards
+  CHECK(backward(h100, partial, cost_hint::light, 12).threads_per_block == narrow);
+  CHECK(backward(h100, full, cost_hint::light, 12, 1000).threads_per_block == narrow);
+  CHECK(cuact::detail::model_launch_shape(h100, full, cost_hint::light, vectors, 0, 16, 8, 2, 2)
+            .threads_per_block == narrow);
+}
+
 TEST_CASE("launch model: a heavy op makes two passes where the budget per array is short",
           "[cpu][grid][launch]") {
   using cuact::detail::cost_hint;
@@ -428,7 +465,18 @@ TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][l
               REQUIRE(shape.vectors_per_thread >= 1);
               REQUIRE(shape.vectors_per_thread <= l.max_k);
               REQUIRE(shape.passes >= 1);
-              REQUIRE(shape.threads_per_block == cuact::detail::threads_per_block);
+              const bool fills_sm =
+                  kernel.resident_blocks_per_sm * int(cuact::detail::threads_per_block) >=
+                  device.max_threads_per_sm;
+              if (shape.threads_per_block == cuact::detail::wide_threads_per_block) {
+                // wide blocks: one pass of one vector over three arrays, SMs full
+                REQUIRE(l.arrays == 3);
+                REQUIRE(shape.vectors_per_thread == 1);
+                REQUIRE(shape.passes == 1);
+                REQUIRE(fills_sm);
+              } else {
+                REQUIRE(shape.threads_per_block == cuact::detail::threads_per_block);
+              }
               REQUIRE(shape.blocks <= static_cast<unsigned>(INT_MAX));
               const std::size_t per_thread = std::size_t(shape.vectors_per_thread) * shape.passes;
               const std::size_t work = std::max((v + per_thread - 1) / per_thread, scalars);
@@ -437,8 +485,8 @@ TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][l
                 REQUIRE(threads >= work);                           // the passes cover the work
                 REQUIRE(threads < work + shape.threads_per_block);  // with no spare block
               }
-              const double wave =
-                  double(kernel.resident_blocks_per_sm) * shape.threads_per_block * device.sm_count;
+              const double wave = double(kernel.resident_blocks_per_sm) *
+                                  cuact::detail::threads_per_block * device.sm_count;
               if (double(v) < wave) {  // little work: one vector per thread, so every SM gets some
                 REQUIRE(shape.vectors_per_thread == 1);
                 REQUIRE(shape.passes == 1);
@@ -474,7 +522,7 @@ TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][l
       elementwise_sim<2, cuact::forward_op<cuact::relu, __half>, type_list<__half>,
                       type_list<__half>>
           sim({}, l);
-      report_case(sim.run(grids_for(sim.params(), false, passes)),
+      report_case(sim.run(grids_for(sim.params(), false, passes, block)),
                   "fp16 " + describe_layout(l, 1, 1), total, n);
     }
   }
@@ -482,6 +530,7 @@ TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][l
               shapes.size());
   CHECK(total.failed_cases == 0);
   CHECK(shapes.size() >= 2);
+  CHECK(shapes.count({1u, 1u, cuact::detail::wide_threads_per_block}) == 1);
 }
 
 TEST_CASE("validation: overlap rules and byte sizes", "[cpu][validate]") {

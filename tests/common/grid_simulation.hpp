@@ -291,19 +291,21 @@ sim_result simulate_elementwise(const Op& op, cuact::detail::type_list<Out...> o
 }
 
 /// The grid cuact's launch model gives a launch of `p` with the params' vectors_per_thread in
-/// `passes` grid-stride steps (detail::model_launch_shape, 128-thread blocks), and with `all` a
-/// few others every body must survive: one thread, one warp, an odd grid, a grid far larger than
-/// the work.
+/// `passes` grid-stride steps and blocks of `block` threads (detail::model_launch_shape), and with `all` a
+/// few others every body must survive: the model's wide blocks (wide_threads_per_block), one
+/// thread, one warp, an odd grid, a grid far larger than the work.
 template <class Params>
-std::vector<grid_shape> grids_for(const Params& p, bool all, std::size_t passes = 1) {
+std::vector<grid_shape> grids_for(const Params& p, bool all, std::size_t passes = 1,
+                                  std::size_t block = cuact::detail::threads_per_block) {
   const std::size_t k = static_cast<std::size_t>(p.effective_vectors_per_thread()) * passes;
   const std::size_t vector_threads = (p.vectors + k - 1) / k;
   const std::size_t threads = std::max(vector_threads, p.head + p.tail);
-  const std::size_t block = cuact::detail::threads_per_block;
   const grid_shape model{std::max<std::size_t>(1, cuact::detail::grid_blocks(threads, block)),
                          block};
   std::vector<grid_shape> grids{model};
   if (all) {
+    const std::size_t wide = cuact::detail::wide_threads_per_block;
+    grids.push_back({std::max<std::size_t>(1, cuact::detail::grid_blocks(threads, wide)), wide});
     grids.push_back({1, 1});
     grids.push_back({1, 32});
     grids.push_back({3, 37});

@@ -208,12 +208,8 @@ inline bool launches_one_vector(const kernel_facts& own, const kernel_facts& one
 /// sits between the bounds and was not measured.
 inline bool heavy_runs_one_vector(const device_facts& device, cost_hint hint,
                                   std::size_t bytes_per_element, unsigned arrays_per_element) {
-  const bool half_data = bytes_per_element == 2 * std::size_t(arrays_per_element);
-  const bool float_data = bytes_per_element == 4 * std::size_t(arrays_per_element);
-  if (hint != cost_hint::heavy || !(half_data || float_data)) return false;
-  const double bound =
-      float_data ? compute_bound_budget_per_array : instruction_bound_budget_per_array;
-  return !budget_is_tight(device, bytes_per_element, arrays_per_element, bound);
+  return hint == cost_hint::heavy &&
+         budget_is_roomy_for_float_math(device, bytes_per_element, arrays_per_element);
 }
 
 /// Returns launch(p) for the params run_elementwise launches elementwise_kernel with on `device`:

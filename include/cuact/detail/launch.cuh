@@ -32,6 +32,9 @@
 ///   H100. An operation without the hint is taken as
 ///   heavy and makes two passes on every device and dtype: a wrong guess costs a cheap op about
 ///   1%, a right one wins 5-20% (see model_launch_shape).
+/// - **Block size.** 128 threads (PyTorch's); 1024 (wide_threads_per_block) for a one-pass,
+///   one-vector operation over three arrays whose kernel fills every thread slot of an SM either
+///   way (the light backwards on both GPUs, the heavy ones where their budget is roomy).
 /// - **Small work.** Below one full wave of resident threads, one vector per thread, so every SM
 ///   gets work.
 /// - **Tabulated bf16 forwards** (kernels/table.cuh). A bf16 forward without a cost hint (a user's
@@ -132,6 +135,18 @@ inline constexpr unsigned
 /// Threads per block: PyTorch's choice for elementwise kernels. On H200 128-thread blocks reached
 /// the copy ceiling where 1024-thread blocks lost 4-5% (block turnover at the end of the grid).
 inline constexpr unsigned threads_per_block = 128;
+
+/// Threads per block of a one-pass, one-vector operation over three arrays (a backward's two
+/// inputs and its output; more arrays were not measured) whose kernel keeps every thread slot of an SM filled at
+/// threads_per_block, and for a heavy one only where the budget leaves its math room
+/// (budget_is_roomy_for_float_math): there 1024-thread blocks, the same resident threads in an
+/// eighth of the blocks. --family and --headline against 128-thread blocks, the same build
+/// otherwise (bench/results/h*/wide_blocks_ab.txt, x memcpy): H100, the 108 family backwards this
+/// takes in fp32, bf16 and fp16 +0.2% to +1.3% each (mean +0.4%), rows below CUB 131 -> 105; H200,
+/// the light ones +0.0% to +0.7% (mean +0.2%), while the heavy fp32 backwards there (gelu,
+/// gelu_tanh, silu, softplus, mish, celu, tanhshrink: tight) lost 5-9% (hence the budget test),
+/// and two-array forwards lose 3-7% (shapes_s17.txt).
+inline constexpr unsigned wide_threads_per_block = 1024;
 
 /// Threads per block of a tabulated forward where the device's budget is not tight: each block
 /// copies the 16 KiB table into shared memory before it starts, so blocks four times PyTorch's size
@@ -343,6 +358,24 @@ inline bool budget_is_tight(const device_facts& device, std::size_t bytes_per_el
   return instruction_budget(device, bytes_per_element) < budget_per_array * arrays_per_element;
 }
 
+/// Whether heavy math on float data leaves room on `device`: every array holds 16-bit or every
+/// array holds float elements (the data the two bounds describe; not double, not a float-in,
+/// 16-bit-out cast) and the budget is not tight by the bound the model takes for it
+/// (instruction_bound_budget_per_array for 16-bit data, compute_bound_budget_per_array for float
+/// data, whose 4-ulp forms cost about twice the 16-bit ones): on an H100, not an H200. Where it
+/// holds, heavy ops take the launches of cheap ones (dispatch.cuh: heavy_runs_one_vector; wide
+/// blocks, wide_threads_per_block).
+inline bool budget_is_roomy_for_float_math(const device_facts& device,
+                                           std::size_t bytes_per_element,
+                                           unsigned arrays_per_element) {
+  const bool half_data = bytes_per_element == 2 * std::size_t(arrays_per_element);
+  const bool float_data = bytes_per_element == 4 * std::size_t(arrays_per_element);
+  if (!(half_data || float_data)) return false;
+  const double bound =
+      float_data ? compute_bound_budget_per_array : instruction_bound_budget_per_array;
+  return !budget_is_tight(device, bytes_per_element, arrays_per_element, bound);
+}
+
 /// The model itself, a pure function of what was observed (so the CPU tests can run every shape
 /// it can produce). `vectors` is the number of full vectors, `scalars` head + tail,
 /// `vector_load_bytes` what one thread loads per vector of all inputs, `bytes_per_element` what
@@ -397,7 +430,15 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
   const std::size_t vector_threads =
       (vectors + std::size_t(k) * passes - 1) / (std::size_t(k) * passes);
   const std::size_t threads = vector_threads > scalars ? vector_threads : scalars;
-  return {grid_blocks(threads, threads_per_block), threads_per_block, k, passes, heavy};
+  // wide blocks (wide_threads_per_block) only where they hold as many threads as 128-thread
+  // ones, and for heavy math only where the budget leaves it room
+  const bool fills_sm = resident_threads >= static_cast<double>(device.max_threads_per_sm);
+  const bool wide =
+      arrays_per_element == 3 && k == 1 && passes == 1 && fills_sm &&
+      static_cast<double>(vectors) >= wave * 4 &&
+      (!heavy || budget_is_roomy_for_float_math(device, bytes_per_element, arrays_per_element));
+  const unsigned block = wide ? wide_threads_per_block : threads_per_block;
+  return {grid_blocks(threads, block), block, k, passes, heavy};
 }
 
 /// The shape of a tabulated bf16 forward on `device`: two vectors per thread (capped at the
