@@ -19,6 +19,7 @@
 #include "access_log.hpp"
 #include "catch.hpp"
 #include "fused_reference.hpp"
+#include "model_devices.hpp"
 #include "support.hpp"
 
 using namespace cuact_test;
@@ -494,8 +495,7 @@ TEST_CASE("fused: the bias forward's flat chunks and its rule against the walk",
   // the walk only for a compute-bound forward on 16-bit data where the device's budget is tight
   using cuact::detail::bias_walks;
   using cuact::detail::cost_hint;
-  const cuact::detail::device_facts h100{132, 2048, 3.35e12, 1.98e9},
-      h200{132, 2048, 4.8e12, 1.98e9};
+  const cuact::detail::device_facts h100 = model_h100, h200 = model_h200;
   CHECK(bias_walks(h200, cost_hint::compute_bound, 4, 2));        // gelu bf16: 0.955 vs 0.938
   CHECK_FALSE(bias_walks(h100, cost_hint::compute_bound, 4, 2));  // 0.981 vs 1.000
   CHECK_FALSE(bias_walks(h200, cost_hint::compute_bound, 8, 2));  // gelu fp32: 0.909 vs 0.938
@@ -617,8 +617,7 @@ TEST_CASE("fused: the bias backward's capped stage 1 where resident loads fall s
           "[cpu][fused]") {
   using cuact::detail::bias_gradient_capped;
   using cuact::detail::kernel_facts;
-  const cuact::detail::device_facts h100{132, 2048, 3.35e12, 1.98e9},
-      h200{132, 2048, 4.8e12, 1.98e9};
+  const cuact::detail::device_facts h100 = model_h100, h200 = model_h200;
   // resident blocks of 128 threads, each thread one row of x and dy in 16-byte vectors (32 bytes)
   const kernel_facts relu32{6, 80}, threshold32{7, 72}, gelu32{9, 56}, gelu16{8, 64}, capped{8, 64};
   CHECK(bias_gradient_capped(h200, relu32, capped, 32));             // 0.959 -> 0.989

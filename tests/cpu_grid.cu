@@ -15,6 +15,7 @@
 
 #include "catch.hpp"
 #include "grid_simulation.hpp"
+#include "model_devices.hpp"
 
 using namespace cuact_test;
 using cuact::detail::type_list;
@@ -276,8 +277,7 @@ TEST_CASE("launch model: a heavy op on float math runs one vector where its budg
   using cuact::detail::cost_hint;
   using cuact::detail::heavy_runs_one_vector;
   using cuact::detail::kernel_facts;
-  const cuact::detail::device_facts h100{132, 2048, 3.35e12, 1.98e9},
-      h200{132, 2048, 4.8e12, 1.98e9};
+  const cuact::detail::device_facts h100 = model_h100, h200 = model_h200;
   // a forward (two arrays) of `bytes` per element: 4 (16-bit), 8 (fp32), 16 (fp64)
   CHECK(heavy_runs_one_vector(h100, cost_hint::heavy, 4, 2));         // 16-bit: about 20 per array
   CHECK(heavy_runs_one_vector(h100, cost_hint::heavy, 8, 2));         // fp32: about 40 per array
@@ -300,8 +300,7 @@ TEST_CASE("launch model: wide blocks for one-pass three-array ops that fill the 
           "[cpu][grid][launch]") {
   using cuact::detail::cost_hint;
   using cuact::detail::kernel_facts;
-  const cuact::detail::device_facts h100{132, 2048, 3.35e12, 1.98e9},
-      h200{132, 2048, 4.8e12, 1.98e9};
+  const cuact::detail::device_facts h100 = model_h100, h200 = model_h200;
   const kernel_facts full{16, 32}, partial{12, 40};
   const std::size_t vectors = std::size_t(1) << 28;
   const unsigned wide = cuact::detail::wide_threads_per_block;
@@ -336,8 +335,7 @@ TEST_CASE("launch model: wide blocks for one-pass three-array ops that fill the 
 TEST_CASE("launch model: a heavy op makes two passes where the budget per array is short",
           "[cpu][grid][launch]") {
   using cuact::detail::cost_hint;
-  const cuact::detail::device_facts h100{132, 2048, 3.35e12, 1.98e9},
-      h200{132, 2048, 4.8e12, 1.98e9};
+  const cuact::detail::device_facts h100 = model_h100, h200 = model_h200;
   const cuact::detail::kernel_facts gelu_fp32{12, 40};
   const std::size_t vectors = std::size_t(1) << 28;  // 2^30 fp32 elements
   // A forward: one 16-byte input vector, two arrays, at most two vectors per thread; `bytes` per

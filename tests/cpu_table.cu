@@ -11,6 +11,7 @@
 
 #include "catch.hpp"
 #include "grid_simulation.hpp"
+#include "model_devices.hpp"
 #include "plain_functors.hpp"
 
 using namespace cuact_test;
@@ -117,8 +118,8 @@ TEST_CASE("table: looked up equals computed for every bf16 input", "[cpu][table]
   CHECK(first.empty());
 }
 
-const cuact::detail::device_facts h100_facts{132, 2048, 3.35e12, 1.98e9};
-const cuact::detail::device_facts h200_facts{132, 2048, 4.8e12, 1.98e9};
+const cuact::detail::device_facts h100_facts = model_h100;
+const cuact::detail::device_facts h200_facts = model_h200;
 
 TEST_CASE("table: launch shape from the device's budget", "[cpu][table][launch]") {
   const std::size_t vectors = std::size_t(1) << 26;  // 2^29 bf16 elements
