@@ -137,10 +137,10 @@ inline constexpr unsigned
 inline constexpr unsigned threads_per_block = 128;
 
 /// Threads per block of a one-pass, one-vector operation over three arrays (a backward's two
-/// inputs and its output; more arrays were not measured) whose kernel keeps every thread slot of an SM filled at
-/// threads_per_block, and for a heavy one only where the budget leaves its math room
-/// (budget_is_roomy_for_float_math): there 1024-thread blocks, the same resident threads in an
-/// eighth of the blocks. --family and --headline against 128-thread blocks, the same build
+/// inputs and its output; more arrays were not measured) whose kernel keeps every thread slot of
+/// an SM filled at threads_per_block, and for a heavy one only where the budget leaves its math
+/// room (budget_is_roomy_for_float_math): there 1024-thread blocks, the same resident threads in
+/// an eighth of the blocks. --family and --headline against 128-thread blocks, the same build
 /// otherwise (bench/results/h*/wide_blocks_ab.txt, x memcpy): H100, the 108 family backwards this
 /// takes in fp32, bf16 and fp16 +0.2% to +1.3% each (mean +0.4%), rows below CUB 131 -> 105; H200,
 /// the light ones +0.0% to +0.7% (mean +0.2%), while the heavy fp32 backwards there (gelu,
