@@ -190,22 +190,19 @@ inline bool launches_one_vector(const kernel_facts& own, const kernel_facts& one
   return roomy_heavy || one_vector.resident_blocks_per_sm > own.resident_blocks_per_sm;
 }
 
-/// Whether a declared-heavy operation on float math (16-bit or float data) runs one vector per
-/// thread on `device`: where its budget is roomy, other threads' loads hide its arithmetic, and
-/// the second vector that launch.cuh's model gives heavy ops only makes threads longer-lived.
-/// Roomy: not tight by the bound the model takes for the data (instruction_bound_budget_per_array
-/// for 16-bit data, compute_bound_budget_per_array for float data, whose 4-ulp forms cost about
-/// twice the 16-bit ones): on an H100, not an H200. Measured round-robin against two vectors
-/// (bench/results/h*/heavy_one_vector.txt, 4096 x 393216): on the H100 the heavy forwards that
-/// ran two (sigmoid, softplus, mish, logsigmoid in fp32, bf16 and fp16; tanh bf16; silu fp32 and
-/// fp16) went from 0.996-1.000 x memcpy to 1.000-1.005, the bias + logsigmoid fp32 forward from
-/// 0.978 to 0.996; on the H200 the fp32 softplus, mish and logsigmoid forwards lost 5-9% in one
-/// vector. Only where every array holds 16-bit or every array holds float elements, the data the
-/// two bounds describe: not for double data, whose heavy math costs several times float's (H200
-/// fp64 selu with libdevice's expm1: 0.66-0.80 in one vector, 0.99 in two; math.cuh's double
-/// expm1 gives its kernel fewer registers, and the registers rule above one vector: 1.006,
-/// h200/headline_s18_new_*.txt), nor for an op that reads float and writes 16-bit (a cast), which
-/// sits between the bounds and was not measured.
+/// Whether a declared-heavy operation runs one vector per thread on `device`: where the budget
+/// leaves its math room (launch.cuh: budget_is_roomy_for_float_math, which says for which data
+/// and devices), other threads' loads hide its arithmetic, and the second vector that launch.cuh's
+/// model gives heavy ops only makes threads longer-lived. Measured round-robin against two
+/// vectors (bench/results/h*/heavy_one_vector.txt, 4096 x 393216): on the H100 the heavy forwards
+/// that ran two (sigmoid, softplus, mish, logsigmoid in fp32, bf16 and fp16; tanh bf16; silu fp32
+/// and fp16) went from 0.996-1.000 x memcpy to 1.000-1.005, the bias + logsigmoid fp32 forward
+/// from 0.978 to 0.996; on the H200 the fp32 softplus, mish and logsigmoid forwards lost 5-9% in
+/// one vector. Double data is left out (H200 fp64 selu with libdevice's expm1: 0.66-0.80 in one
+/// vector, 0.99 in two; math.cuh's double expm1 gives its kernel fewer registers, and the
+/// registers rule above one vector: 1.006, h200/headline_s18_new_*.txt), and so is an op that
+/// reads float and writes 16-bit (a cast), which sits between the two bounds and was not
+/// measured.
 inline bool heavy_runs_one_vector(const device_facts& device, cost_hint hint,
                                   std::size_t bytes_per_element, unsigned arrays_per_element) {
   return hint == cost_hint::heavy &&

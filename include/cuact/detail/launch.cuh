@@ -414,7 +414,8 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
   unsigned passes = heavy && (tight || estimated) ? 2 : 1;
   if (compute_bound && tight && compute_bound_passes > passes) passes = compute_bound_passes;
   const double wave = resident_threads * device.sm_count;
-  if (static_cast<double>(vectors) < wave * 4) {  // little work: spread it over every SM
+  const bool little_work = static_cast<double>(vectors) < wave * 4;
+  if (little_work) {  // spread it over every SM
     k = 1;
     passes = 1;
   }
@@ -434,8 +435,7 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
   // ones, and for heavy math only where the budget leaves it room
   const bool fills_sm = resident_threads >= static_cast<double>(device.max_threads_per_sm);
   const bool wide =
-      arrays_per_element == 3 && k == 1 && passes == 1 && fills_sm &&
-      static_cast<double>(vectors) >= wave * 4 &&
+      arrays_per_element == 3 && k == 1 && passes == 1 && fills_sm && !little_work &&
       (!heavy || budget_is_roomy_for_float_math(device, bytes_per_element, arrays_per_element));
   const unsigned block = wide ? wide_threads_per_block : threads_per_block;
   return {grid_blocks(threads, block), block, k, passes, heavy};
