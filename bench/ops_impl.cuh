@@ -165,6 +165,14 @@ shape_report modelled_shape(Op op, cuact::detail::cost_hint hint, T* out, std::s
           return s;
         }
         report.resident_blocks_per_sm = facts.resident_blocks_per_sm;
+        if (shape.dynamic_shared_bytes != 0) {  // capped (detail::throttled_resident_blocks)
+          if (const cudaError_t s = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                  &report.resident_blocks_per_sm, kernel, static_cast<int>(shape.threads_per_block),
+                  shape.dynamic_shared_bytes);
+              s != cudaSuccess) {
+            return s;
+          }
+        }
         report = shape_of<launched_t>(shape, facts.registers_per_thread, report);
         return cudaSuccess;
       });

@@ -310,13 +310,13 @@ TEST_CASE("launch model: wide blocks for one-pass three-array ops that fill the 
                       std::size_t bytes, std::size_t v = std::size_t(1) << 28) {
     return cuact::detail::model_launch_shape(d, k, hint, v, 0, 32, bytes, 3, 1);
   };
-  // light backwards on both GPUs, every dtype
-  for (const auto& d : {h100, h200}) {
-    for (std::size_t bytes : {6, 12, 24}) {
-      CHECK(backward(d, full, cost_hint::light, bytes).threads_per_block == wide);
-      CHECK(backward(d, full, cost_hint::light, bytes).blocks ==
-            cuact::detail::grid_blocks(vectors, wide));
-    }
+  // light backwards on the H200, every dtype; the H100 caps theirs instead (next test case)
+  for (std::size_t bytes : {6, 12, 24}) {
+    CHECK(backward(h200, full, cost_hint::light, bytes).threads_per_block == wide);
+    CHECK(backward(h200, full, cost_hint::light, bytes).blocks ==
+          cuact::detail::grid_blocks(vectors, wide));
+    CHECK(backward(h200, full, cost_hint::light, bytes).dynamic_shared_bytes == 0);
+    CHECK(backward(h100, full, cost_hint::light, bytes).threads_per_block == narrow);
   }
   // heavy ones where the budget leaves their math room: the H100's 16-bit and fp32, not double
   CHECK(backward(h100, full, cost_hint::heavy, 6).threads_per_block == wide);
@@ -330,6 +330,59 @@ TEST_CASE("launch model: wide blocks for one-pass three-array ops that fill the 
   CHECK(backward(h100, full, cost_hint::light, 12, 1000).threads_per_block == narrow);
   CHECK(cuact::detail::model_launch_shape(h100, full, cost_hint::light, vectors, 0, 16, 8, 2, 2)
             .threads_per_block == narrow);
+}
+
+TEST_CASE("launch model: light three-array ops capped where their loads oversubscribe memory",
+          "[cpu][grid][launch]") {
+  using cuact::detail::cost_hint;
+  using cuact::detail::kernel_facts;
+  const cuact::detail::device_facts h100 = model_h100, h200 = model_h200;
+  const kernel_facts full{16, 32}, partial{12, 40};
+  const std::size_t vectors = std::size_t(1) << 28;
+  const unsigned narrow = cuact::detail::threads_per_block;
+  auto backward = [&](const cuact::detail::device_facts& d, const kernel_facts& k, cost_hint hint,
+                      std::size_t bytes, std::size_t v = std::size_t(1) << 28) {
+    return cuact::detail::model_launch_shape(d, k, hint, v, 0, 32, bytes, 3, 1);
+  };
+  // the H100: 64 KiB of loads in flight at 16 blocks (3.2 x its modelled 20 KiB) -> 10 blocks
+  CHECK(cuact::detail::throttled_resident_blocks(h100, full, 32) == 10);
+  CHECK(cuact::detail::throttled_resident_blocks(h200, full, 32) == 0);     // 2.2 x its 29 KiB
+  CHECK(cuact::detail::throttled_resident_blocks(h100, partial, 32) == 0);  // 48 KiB: 2.4 x
+  CHECK(cuact::detail::throttled_resident_blocks(h100, full, 16) == 0);     // a forward's loads
+  const std::size_t shared = cuact::detail::shared_bytes_for_resident_blocks(h100, 10);
+  CHECK(shared > 0);
+  for (std::size_t bytes : {6, 12, 24}) {
+    const auto shape = backward(h100, full, cost_hint::light, bytes);
+    CHECK(shape.threads_per_block == narrow);
+    CHECK(shape.blocks == cuact::detail::grid_blocks(vectors, narrow));
+    CHECK(shape.vectors_per_thread == 1);
+    CHECK(shape.passes == 1);
+    CHECK(shape.dynamic_shared_bytes == shared);
+  }
+  // never heavy ops (their math needs the threads), little work, or a device whose shared memory
+  // is not known
+  CHECK(backward(h100, full, cost_hint::heavy, 12).dynamic_shared_bytes == 0);
+  CHECK(backward(h100, full, cost_hint::estimate, 12).dynamic_shared_bytes == 0);
+  CHECK(backward(h100, full, cost_hint::light, 12, 1000).dynamic_shared_bytes == 0);
+  const cuact::detail::device_facts unknown{132, 2048, 3.35e12, 1.98e9};
+  CHECK(backward(unknown, full, cost_hint::light, 12).dynamic_shared_bytes == 0);
+  CHECK(backward(unknown, full, cost_hint::light, 12).threads_per_block ==
+        cuact::detail::wide_threads_per_block);
+  // the shared memory leaves room for exactly the capped blocks (the runtime's reservation and
+  // 128-byte units included), and none is asked above the default 48 KiB per block
+  for (unsigned blocks = 1; blocks <= 32; ++blocks) {
+    CAPTURE(blocks);
+    const std::size_t bytes = cuact::detail::shared_bytes_for_resident_blocks(h100, blocks);
+    if (bytes == 0) {
+      CHECK(blocks <= 4);  // a quarter of 228 KiB is above 48 KiB
+      continue;
+    }
+    CHECK(bytes % 128 == 0);
+    CHECK(bytes <= cuact::detail::default_dynamic_shared_limit);
+    const std::size_t per_block = bytes + std::size_t(h100.reserved_shared_bytes_per_block);
+    CHECK(std::size_t(h100.shared_bytes_per_sm) / per_block == blocks);
+  }
+  CHECK(cuact::detail::shared_bytes_for_resident_blocks(h100, 0) == 0);
 }
 
 TEST_CASE("launch model: a heavy op makes two passes where the budget per array is short",
@@ -420,10 +473,10 @@ TEST_CASE("launch model: a heavy op makes two passes where the budget per array 
 
 TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][launch]") {
   using cuact::detail::cost_hint;
-  const cuact::detail::device_facts devices[] = {{132, 2048, 3.35e12, 1.98e9},  // H100 SXM
-                                                 {132, 2048, 4.9e12, 1.98e9},   // H200
-                                                 {108, 2048, 2.0e12, 1.41e9},   // A100-like
-                                                 {1, 1024, 1e11, 1e9}};         // tiny
+  const cuact::detail::device_facts devices[] = {model_h100,  // H100 SXM
+                                                 {132, 2048, 4.9e12, 1.98e9, 233472, 1024},  // H200
+                                                 {108, 2048, 2.0e12, 1.41e9},  // A100-like
+                                                 {1, 1024, 1e11, 1e9}};        // tiny
   const cuact::detail::kernel_facts kernels[] = {{16, 32}, {16, 40}, {12, 40}, {8, 56},
                                                  {4, 96},  {2, 128}, {1, 255}};
   const cost_hint hints[] = {cost_hint::estimate, cost_hint::light, cost_hint::heavy,
@@ -447,7 +500,7 @@ TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][l
                                  (std::size_t(1) << 31) / 8 + 7,
                                  std::size_t(1) << 40};
   std::set<std::tuple<unsigned, unsigned, unsigned>> shapes;  // (vectors_per_thread, passes, block)
-  std::size_t checked = 0;
+  std::size_t checked = 0, capped = 0;
   for (const auto& device : devices) {
     for (const auto& kernel : kernels) {
       for (cost_hint hint : hints) {
@@ -466,6 +519,17 @@ TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][l
               const bool fills_sm =
                   kernel.resident_blocks_per_sm * int(cuact::detail::threads_per_block) >=
                   device.max_threads_per_sm;
+              if (shape.dynamic_shared_bytes != 0) {
+                // capped residency: a light one-pass, one-vector op over three arrays, SMs full
+                REQUIRE(hint == cost_hint::light);
+                REQUIRE(l.arrays == 3);
+                REQUIRE(shape.vectors_per_thread == 1);
+                REQUIRE(shape.passes == 1);
+                REQUIRE(fills_sm);
+                REQUIRE(shape.threads_per_block == cuact::detail::threads_per_block);
+                REQUIRE(shape.dynamic_shared_bytes <= cuact::detail::default_dynamic_shared_limit);
+                ++capped;
+              }
               if (shape.threads_per_block == cuact::detail::wide_threads_per_block) {
                 // wide blocks: one pass of one vector over three arrays, SMs full
                 REQUIRE(l.arrays == 3);
@@ -529,6 +593,7 @@ TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][l
   CHECK(total.failed_cases == 0);
   CHECK(shapes.size() >= 2);
   CHECK(shapes.count({1u, 1u, cuact::detail::wide_threads_per_block}) == 1);
+  CHECK(capped > 0);  // capped launches keep 128-thread blocks: their grids are simulated above
 }
 
 TEST_CASE("validation: overlap rules and byte sizes", "[cpu][validate]") {

@@ -362,7 +362,7 @@ cudaError_t launch_rows(Op op, const output_arrays<Out...>& row0_outputs,
   const rows_grid grid = rows_grid_for(rows, params.row.vectors, params.row.head + params.row.tail,
                                        along_row, rows_per_thread, shape.threads_per_block);
   return launch_kernel_grid(rows_kernel<params_t>, params, dim3(grid.blocks_x, grid.blocks_y),
-                            shape.threads_per_block, stream);
+                            shape.threads_per_block, stream, shape.dynamic_shared_bytes);
 }
 
 /// The row-wise sibling of run_elementwise: validates `arrays` (the caller's view of the whole

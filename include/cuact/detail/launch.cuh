@@ -34,7 +34,11 @@
 ///   1%, a right one wins 5-20% (see model_launch_shape).
 /// - **Block size.** 128 threads (PyTorch's); 1024 (wide_threads_per_block) for a one-pass,
 ///   one-vector operation over three arrays whose kernel fills every thread slot of an SM either
-///   way (the light backwards on both GPUs, the heavy ones where their budget is roomy).
+///   way (the light backwards on the H200, the heavy ones where their budget is roomy).
+/// - **Too many loads in flight.** A light one of those whose loads in flight at full residency
+///   oversubscribe the device's memory (2.5 x the bytes in flight above: the H100's backwards, not
+///   the H200's) runs 128-thread blocks capped to fewer resident blocks per SM by dynamic shared
+///   memory it does not use (throttled_resident_blocks: H100 backwards +0.9%).
 /// - **Small work.** Below one full wave of resident threads, one vector per thread, so every SM
 ///   gets work.
 /// - **Tabulated bf16 forwards** (kernels/table.cuh). A bf16 forward without a cost hint (a user's
@@ -67,6 +71,10 @@ struct device_facts {
   int max_threads_per_sm;
   double bytes_per_second;  ///< theoretical DRAM bandwidth: 2 x memory clock x bus width
   double sm_clock_hz;       ///< peak SM clock
+  /// Shared memory per SM and the part of it the runtime reserves per resident block (0: not
+  /// known; then no launch caps its resident blocks: throttled_resident_blocks)
+  int shared_bytes_per_sm = 0;
+  int reserved_shared_bytes_per_block = 0;  ///< see shared_bytes_per_sm
 };
 
 /// Devices with cached facts; calls on devices beyond this query the runtime every time.
@@ -139,14 +147,44 @@ inline constexpr unsigned threads_per_block = 128;
 /// Threads per block of a one-pass, one-vector operation over three arrays (a backward's two
 /// inputs and its output; more arrays were not measured) whose kernel keeps every thread slot of
 /// an SM filled at threads_per_block, and for a heavy one only where the budget leaves its math
-/// room (budget_is_roomy_for_float_math): there 1024-thread blocks, the same resident threads in
-/// an eighth of the blocks. --family and --headline against 128-thread blocks, the same build
-/// otherwise (bench/results/h*/wide_blocks_ab.txt, x memcpy): H100, the 108 family backwards this
+/// room (budget_is_roomy_for_float_math), and for a light one where its resident blocks are not
+/// capped (throttled_resident_blocks, which the H100's light backwards take instead): there
+/// 1024-thread blocks, the same resident threads in an eighth of the blocks. --family and
+/// --headline against 128-thread blocks, the same build otherwise
+/// (bench/results/h*/wide_blocks_ab.txt, x memcpy): H100, the 108 family backwards this
 /// takes in fp32, bf16 and fp16 +0.2% to +1.3% each (mean +0.4%), rows below CUB 131 -> 105; H200,
 /// the light ones +0.0% to +0.7% (mean +0.2%), while the heavy fp32 backwards there (gelu,
 /// gelu_tanh, silu, softplus, mish, celu, tanhshrink: tight) lost 5-9% (hence the budget test),
 /// and two-array forwards lose 3-7% (shapes_s17.txt).
 inline constexpr unsigned wide_threads_per_block = 1024;
+
+/// Loads in flight per SM, as a multiple of target_bytes_in_flight_per_sm, above which a light
+/// one-pass, one-vector operation over three arrays gets its resident blocks capped
+/// (throttled_resident_blocks): 2.5, between the H100's backwards (64 KiB of loads at 16 resident
+/// blocks of 128 threads x two 16-byte vectors: 3.2 x its modelled 20 KiB) and the H200's (the
+/// same 64 KiB: 2.2 x its 29 KiB).
+inline constexpr double oversubscribed_loads_in_flight = 2.5;
+
+/// The multiple of target_bytes_in_flight_per_sm a capped operation keeps in flight per SM (see
+/// oversubscribed_loads_in_flight): 2, 40 KiB on an H100 (10 blocks of 128 threads). Why
+/// (bench/results/h*/backward_residency.txt, drv61: elementwise_kernel over x, dy -> dx, one
+/// vector per thread, one pass, the residency capped by dynamic shared memory the kernel does not
+/// use, x memcpy): H100, relu fp32 / bf16 and sigmoid bf16 backwards 1.013-1.014 at 16 blocks
+/// (64 KiB), 1.016 as 1024-thread blocks, 1.023-1.025 at 8 to 14 blocks (32-56 KiB; CUB 1.014-1.026
+/// in the same runs), 0.98 at 6; the heavy silu fp32 backward 1.019 at 12 and 0.98 at 10 (its math
+/// needs the threads: heavy ops are never capped). The shared memory also shrinks the L1 (to 28
+/// KiB at 10 blocks), which holds the loads in flight: on the H100 the full 16 blocks with the L1
+/// at its minimum (carveout 100) ran at 1.023, so most of the gain is the same throttle; on the
+/// H200 both lose 2.5-4% (1.000 against 1.026-1.038), as its 29 KiB target predicts. Forwards (two
+/// arrays, 32 KiB in flight at 16 blocks, below the bound) gained at most 0.4% from a cap on the
+/// H100 and lost 4% one step further down. The rule, A/B in one run each (h*/residency_ab.txt):
+/// H100, the 45 light family backwards +0.8% to +1.0% (1.016-1.018 -> 1.025-1.026 x memcpy, x CUB
+/// 0.998-1.003 -> 1.005-1.011); the H200 launches as before.
+inline constexpr double throttled_loads_in_flight = 2;
+
+/// The default limit of dynamic shared memory per block (a launch above it needs an opt-in
+/// attribute): a residency cap that would need more is not applied.
+inline constexpr std::size_t default_dynamic_shared_limit = 48 * 1024;
 
 /// Threads per block of a tabulated forward where the device's budget is not tight: each block
 /// copies the 16 KiB table into shared memory before it starts, so blocks four times PyTorch's size
@@ -199,6 +237,14 @@ inline cudaError_t query_device_facts(int device, device_facts& facts) {
   if (status == cudaSuccess) {
     status = cudaDeviceGetAttribute(&sm_clock_khz, cudaDevAttrClockRate, device);
   }
+  if (status == cudaSuccess) {
+    status = cudaDeviceGetAttribute(&facts.shared_bytes_per_sm,
+                                    cudaDevAttrMaxSharedMemoryPerMultiprocessor, device);
+  }
+  if (status == cudaSuccess) {
+    status = cudaDeviceGetAttribute(&facts.reserved_shared_bytes_per_block,
+                                    cudaDevAttrReservedSharedMemoryPerBlock, device);
+  }
   facts.sm_clock_hz = sm_clock_khz > 0 ? sm_clock_khz * 1e3 : 1.5e9;
   // Double data rate: two transfers per clock. A device that reports no memory clock (some
   // virtualized or integrated ones) is modelled at 2 TB/s, a mid-range datacenter figure.
@@ -215,14 +261,19 @@ inline cudaError_t get_device_facts(int device, device_facts& facts) {
     std::atomic<int> max_threads_per_sm{0};
     std::atomic<double> bytes_per_second{0};
     std::atomic<double> sm_clock_hz{0};
+    std::atomic<int> shared_bytes_per_sm{0};
+    std::atomic<int> reserved_shared_bytes_per_block{0};
   };
   static cached cache[max_cached_devices];
   if (device < 0 || device >= max_cached_devices) return query_device_facts(device, facts);
   cached& slot = cache[device];
   if (const int sm_count = slot.sm_count.load(std::memory_order_acquire); sm_count != 0) {
-    facts = {sm_count, slot.max_threads_per_sm.load(std::memory_order_relaxed),
+    facts = {sm_count,
+             slot.max_threads_per_sm.load(std::memory_order_relaxed),
              slot.bytes_per_second.load(std::memory_order_relaxed),
-             slot.sm_clock_hz.load(std::memory_order_relaxed)};
+             slot.sm_clock_hz.load(std::memory_order_relaxed),
+             slot.shared_bytes_per_sm.load(std::memory_order_relaxed),
+             slot.reserved_shared_bytes_per_block.load(std::memory_order_relaxed)};
     return cudaSuccess;
   }
   // Racing first calls each query and store the same values.
@@ -232,6 +283,9 @@ inline cudaError_t get_device_facts(int device, device_facts& facts) {
   slot.max_threads_per_sm.store(facts.max_threads_per_sm, std::memory_order_relaxed);
   slot.bytes_per_second.store(facts.bytes_per_second, std::memory_order_relaxed);
   slot.sm_clock_hz.store(facts.sm_clock_hz, std::memory_order_relaxed);
+  slot.shared_bytes_per_sm.store(facts.shared_bytes_per_sm, std::memory_order_relaxed);
+  slot.reserved_shared_bytes_per_block.store(facts.reserved_shared_bytes_per_block,
+                                             std::memory_order_relaxed);
   slot.sm_count.store(facts.sm_count, std::memory_order_release);
   return cudaSuccess;
 }
@@ -328,6 +382,9 @@ struct launch_shape {
   unsigned vectors_per_thread;
   unsigned passes;  ///< grid-stride steps per thread (the grid covers the work in this many)
   bool heavy;       ///< what the model took the operation to be (for benchmarks' reports)
+  /// Dynamic shared memory per block, unused by the kernel: it caps the blocks resident per SM
+  /// (throttled_resident_blocks); 0 for none.
+  std::size_t dynamic_shared_bytes = 0;
 };
 
 /// Blocks for `threads` threads, capped at gridDim.x's limit (the loop is grid-stride, so a capped
@@ -374,6 +431,41 @@ inline bool budget_is_roomy_for_float_math(const device_facts& device,
   const double bound =
       float_data ? compute_bound_budget_per_array : instruction_bound_budget_per_array;
   return !budget_is_tight(device, bytes_per_element, arrays_per_element, bound);
+}
+
+/// Resident blocks per SM (of threads_per_block threads) to which a light one-pass, one-vector
+/// operation over three arrays is capped on `device`: where its kernel's resident blocks keep more
+/// than oversubscribed_loads_in_flight x target_bytes_in_flight_per_sm of loads in flight per SM,
+/// the blocks that keep throttled_loads_in_flight x that (rounded up); 0 for no cap.
+inline unsigned throttled_resident_blocks(const device_facts& device, const kernel_facts& kernel,
+                                          std::size_t vector_load_bytes) {
+  const double target = target_bytes_in_flight_per_sm(device);
+  const double block_bytes = static_cast<double>(threads_per_block) * vector_load_bytes;
+  if (kernel.resident_blocks_per_sm * block_bytes <= oversubscribed_loads_in_flight * target) {
+    return 0;
+  }
+  const auto blocks =
+      static_cast<unsigned>(throttled_loads_in_flight * target / block_bytes + 0.999);
+  return blocks >= 1 && blocks < static_cast<unsigned>(kernel.resident_blocks_per_sm) ? blocks : 0;
+}
+
+/// Dynamic shared memory per block that leaves room for exactly `blocks` resident blocks per SM
+/// of `device` (the runtime's reservation per block included, in its 128-byte allocation units):
+/// more than a (blocks + 1)-th of the SM's shared memory each, at most a blocks-th. 0 where
+/// `blocks` is 0, the device's shared memory is not known, or it would exceed
+/// default_dynamic_shared_limit.
+inline std::size_t shared_bytes_for_resident_blocks(const device_facts& device, unsigned blocks) {
+  if (blocks == 0 || device.shared_bytes_per_sm <= 0) return 0;
+  const auto per_sm = static_cast<std::size_t>(device.shared_bytes_per_sm);
+  const auto reserved = static_cast<std::size_t>(
+      device.reserved_shared_bytes_per_block > 0 ? device.reserved_shared_bytes_per_block : 0);
+  const std::size_t more_than = per_sm / (blocks + 1) + 1;  // per block, reservation included
+  std::size_t bytes = more_than > reserved ? more_than - reserved : 0;
+  bytes = (bytes + 127) / 128 * 128;
+  if (bytes == 0 || (bytes + reserved) * blocks > per_sm || bytes > default_dynamic_shared_limit) {
+    return 0;
+  }
+  return bytes;
 }
 
 /// The model itself, a pure function of what was observed (so the CPU tests can run every shape
@@ -431,14 +523,23 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
   const std::size_t vector_threads =
       (vectors + std::size_t(k) * passes - 1) / (std::size_t(k) * passes);
   const std::size_t threads = vector_threads > scalars ? vector_threads : scalars;
-  // wide blocks (wide_threads_per_block) only where they hold as many threads as 128-thread
-  // ones, and for heavy math only where the budget leaves it room
+  // A one-pass, one-vector op over three arrays whose kernel fills the SM: a light one capped to
+  // fewer resident blocks where its loads in flight oversubscribe the device's memory
+  // (throttled_resident_blocks), else wide blocks (wide_threads_per_block), for heavy math only
+  // where the budget leaves it room
   const bool fills_sm = resident_threads >= static_cast<double>(device.max_threads_per_sm);
+  const bool one_pass_of_three =
+      arrays_per_element == 3 && k == 1 && passes == 1 && fills_sm && !little_work;
+  const std::size_t throttle_bytes =
+      one_pass_of_three && !heavy
+          ? shared_bytes_for_resident_blocks(
+                device, throttled_resident_blocks(device, kernel, vector_load_bytes))
+          : 0;
   const bool wide =
-      arrays_per_element == 3 && k == 1 && passes == 1 && fills_sm && !little_work &&
+      one_pass_of_three && throttle_bytes == 0 &&
       (!heavy || budget_is_roomy_for_float_math(device, bytes_per_element, arrays_per_element));
   const unsigned block = wide ? wide_threads_per_block : threads_per_block;
-  return {grid_blocks(threads, block), block, k, passes, heavy};
+  return {grid_blocks(threads, block), block, k, passes, heavy, throttle_bytes};
 }
 
 /// The shape of a tabulated bf16 forward on `device`: two vectors per thread (capped at the
@@ -510,7 +611,8 @@ cudaError_t launch_kernel_grid(void (*kernel)(Params), const Params& params, dim
 template <class Params>
 cudaError_t launch_kernel(void (*kernel)(Params), const Params& params, const launch_shape& shape,
                           cudaStream_t stream) {
-  return launch_kernel_grid(kernel, params, dim3(shape.blocks), shape.threads_per_block, stream);
+  return launch_kernel_grid(kernel, params, dim3(shape.blocks), shape.threads_per_block, stream,
+                            shape.dynamic_shared_bytes);
 }
 
 }  // namespace detail
