@@ -31,7 +31,8 @@ int run_headline(const device_info& device, const options& opts) {
   std::printf(
       "# blocks/thr/vpt/heavy: the launch shape cuact's model chose for this call (heavy = "
       "table: a bf16 forward looked up from a table of its results); regs and blk/SM: the "
-      "kernel's registers per thread and resident blocks per SM; check: cuact vs CUB's (or "
+      "kernel's registers per thread and resident blocks per SM (at the launch's shared memory: "
+      "the model's cap where it sets one); check: cuact vs CUB's (or "
       "another cuact route's) result\n\n");
   runner.print_header();
 
