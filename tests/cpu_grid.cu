@@ -296,63 +296,67 @@ TEST_CASE("launch model: a heavy op on float math runs one vector where its budg
   CHECK(cuact::detail::launches_one_vector(kernel_facts{16, 32}, kernel_facts{16, 30}, true));
 }
 
+namespace {
+
+/// The model's shape for a backward over 2^28 (or `v`) vectors: two 16-byte input vectors, three
+/// arrays, one vector per thread at most; `bytes` per element.
+cuact::detail::launch_shape modelled_backward(const cuact::detail::device_facts& device,
+                                              const cuact::detail::kernel_facts& kernel,
+                                              cuact::detail::cost_hint hint, std::size_t bytes,
+                                              std::size_t v = std::size_t(1) << 28) {
+  return cuact::detail::model_launch_shape(device, kernel, hint, v, 0, 32, bytes, 3, 1);
+}
+
+/// A kernel that fills the SM at 128 threads (16 blocks of 32 registers), and one that does not.
+const cuact::detail::kernel_facts full_sm{16, 32}, partial_sm{12, 40};
+
+}  // namespace
+
 TEST_CASE("launch model: wide blocks for one-pass three-array ops that fill the SM",
           "[cpu][grid][launch]") {
   using cuact::detail::cost_hint;
-  using cuact::detail::kernel_facts;
   const cuact::detail::device_facts h100 = model_h100, h200 = model_h200;
-  const kernel_facts full{16, 32}, partial{12, 40};
   const std::size_t vectors = std::size_t(1) << 28;
   const unsigned wide = cuact::detail::wide_threads_per_block;
   const unsigned narrow = cuact::detail::threads_per_block;
-  // a backward: two 16-byte input vectors, three arrays, one vector per thread; bytes per element
-  auto backward = [&](const cuact::detail::device_facts& d, const kernel_facts& k, cost_hint hint,
-                      std::size_t bytes, std::size_t v = std::size_t(1) << 28) {
-    return cuact::detail::model_launch_shape(d, k, hint, v, 0, 32, bytes, 3, 1);
-  };
   // light backwards on the H200, every dtype; the H100 caps theirs instead (next test case)
   for (std::size_t bytes : {6, 12, 24}) {
-    CHECK(backward(h200, full, cost_hint::light, bytes).threads_per_block == wide);
-    CHECK(backward(h200, full, cost_hint::light, bytes).blocks ==
+    CHECK(modelled_backward(h200, full_sm, cost_hint::light, bytes).threads_per_block == wide);
+    CHECK(modelled_backward(h200, full_sm, cost_hint::light, bytes).blocks ==
           cuact::detail::grid_blocks(vectors, wide));
-    CHECK(backward(h200, full, cost_hint::light, bytes).dynamic_shared_bytes == 0);
-    CHECK(backward(h100, full, cost_hint::light, bytes).threads_per_block == narrow);
+    CHECK(modelled_backward(h200, full_sm, cost_hint::light, bytes).dynamic_shared_bytes == 0);
+    CHECK(modelled_backward(h100, full_sm, cost_hint::light, bytes).threads_per_block == narrow);
   }
   // heavy ones where the budget leaves their math room: the H100's 16-bit and fp32, not double
-  CHECK(backward(h100, full, cost_hint::heavy, 6).threads_per_block == wide);
-  CHECK(backward(h100, full, cost_hint::heavy, 12).threads_per_block == wide);
-  CHECK(backward(h100, full, cost_hint::heavy, 24).threads_per_block == narrow);
-  CHECK(backward(h200, full, cost_hint::heavy, 12).threads_per_block == narrow);  // tight
-  CHECK(backward(h200, full, cost_hint::heavy, 6).passes == 2);  // two passes: narrow
-  CHECK(backward(h200, full, cost_hint::heavy, 6).threads_per_block == narrow);
+  CHECK(modelled_backward(h100, full_sm, cost_hint::heavy, 6).threads_per_block == wide);
+  CHECK(modelled_backward(h100, full_sm, cost_hint::heavy, 12).threads_per_block == wide);
+  CHECK(modelled_backward(h100, full_sm, cost_hint::heavy, 24).threads_per_block == narrow);
+  CHECK(modelled_backward(h200, full_sm, cost_hint::heavy, 12).threads_per_block ==
+        narrow);                                                             // tight
+  CHECK(modelled_backward(h200, full_sm, cost_hint::heavy, 6).passes == 2);  // two passes: narrow
+  CHECK(modelled_backward(h200, full_sm, cost_hint::heavy, 6).threads_per_block == narrow);
   // not where 128-thread blocks leave thread slots empty, nor with little work, nor for forwards
-  CHECK(backward(h100, partial, cost_hint::light, 12).threads_per_block == narrow);
-  CHECK(backward(h100, full, cost_hint::light, 12, 1000).threads_per_block == narrow);
-  CHECK(cuact::detail::model_launch_shape(h100, full, cost_hint::light, vectors, 0, 16, 8, 2, 2)
+  CHECK(modelled_backward(h100, partial_sm, cost_hint::light, 12).threads_per_block == narrow);
+  CHECK(modelled_backward(h100, full_sm, cost_hint::light, 12, 1000).threads_per_block == narrow);
+  CHECK(cuact::detail::model_launch_shape(h100, full_sm, cost_hint::light, vectors, 0, 16, 8, 2, 2)
             .threads_per_block == narrow);
 }
 
 TEST_CASE("launch model: light three-array ops capped where their loads oversubscribe memory",
           "[cpu][grid][launch]") {
   using cuact::detail::cost_hint;
-  using cuact::detail::kernel_facts;
   const cuact::detail::device_facts h100 = model_h100, h200 = model_h200;
-  const kernel_facts full{16, 32}, partial{12, 40};
   const std::size_t vectors = std::size_t(1) << 28;
   const unsigned narrow = cuact::detail::threads_per_block;
-  auto backward = [&](const cuact::detail::device_facts& d, const kernel_facts& k, cost_hint hint,
-                      std::size_t bytes, std::size_t v = std::size_t(1) << 28) {
-    return cuact::detail::model_launch_shape(d, k, hint, v, 0, 32, bytes, 3, 1);
-  };
   // the H100: 64 KiB of loads in flight at 16 blocks (3.2 x its modelled 20 KiB) -> 10 blocks
-  CHECK(cuact::detail::throttled_resident_blocks(h100, full, 32) == 10);
-  CHECK(cuact::detail::throttled_resident_blocks(h200, full, 32) == 0);     // 2.2 x its 29 KiB
-  CHECK(cuact::detail::throttled_resident_blocks(h100, partial, 32) == 0);  // 48 KiB: 2.4 x
-  CHECK(cuact::detail::throttled_resident_blocks(h100, full, 16) == 0);     // a forward's loads
+  CHECK(cuact::detail::throttled_resident_blocks(h100, full_sm, 32) == 10);
+  CHECK(cuact::detail::throttled_resident_blocks(h200, full_sm, 32) == 0);     // 2.2 x its 29 KiB
+  CHECK(cuact::detail::throttled_resident_blocks(h100, partial_sm, 32) == 0);  // 48 KiB: 2.4 x
+  CHECK(cuact::detail::throttled_resident_blocks(h100, full_sm, 16) == 0);     // a forward's loads
   const std::size_t shared = cuact::detail::shared_bytes_for_resident_blocks(h100, 10);
   CHECK(shared > 0);
   for (std::size_t bytes : {6, 12, 24}) {
-    const auto shape = backward(h100, full, cost_hint::light, bytes);
+    const auto shape = modelled_backward(h100, full_sm, cost_hint::light, bytes);
     CHECK(shape.threads_per_block == narrow);
     CHECK(shape.blocks == cuact::detail::grid_blocks(vectors, narrow));
     CHECK(shape.vectors_per_thread == 1);
@@ -361,12 +365,12 @@ TEST_CASE("launch model: light three-array ops capped where their loads oversubs
   }
   // never heavy ops (their math needs the threads), little work, or a device whose shared memory
   // is not known
-  CHECK(backward(h100, full, cost_hint::heavy, 12).dynamic_shared_bytes == 0);
-  CHECK(backward(h100, full, cost_hint::estimate, 12).dynamic_shared_bytes == 0);
-  CHECK(backward(h100, full, cost_hint::light, 12, 1000).dynamic_shared_bytes == 0);
+  CHECK(modelled_backward(h100, full_sm, cost_hint::heavy, 12).dynamic_shared_bytes == 0);
+  CHECK(modelled_backward(h100, full_sm, cost_hint::estimate, 12).dynamic_shared_bytes == 0);
+  CHECK(modelled_backward(h100, full_sm, cost_hint::light, 12, 1000).dynamic_shared_bytes == 0);
   const cuact::detail::device_facts unknown{132, 2048, 3.35e12, 1.98e9};
-  CHECK(backward(unknown, full, cost_hint::light, 12).dynamic_shared_bytes == 0);
-  CHECK(backward(unknown, full, cost_hint::light, 12).threads_per_block ==
+  CHECK(modelled_backward(unknown, full_sm, cost_hint::light, 12).dynamic_shared_bytes == 0);
+  CHECK(modelled_backward(unknown, full_sm, cost_hint::light, 12).threads_per_block ==
         cuact::detail::wide_threads_per_block);
   // the shared memory leaves room for exactly the capped blocks (the runtime's reservation and
   // 128-byte units included), and none is asked above the default 48 KiB per block
