@@ -583,7 +583,8 @@ cudaError_t choose_launch_shape(void (*kernel)(Params), int device, cost_hint hi
 }
 
 /// Launches kernel(params) on `grid` blocks of `threads_per_block`, with `dynamic_shared_bytes` of
-/// dynamic shared memory per block (tabulated_kernel's table); returns the launch's status.
+/// dynamic shared memory per block (tabulated_kernel's table, or a residency cap the kernel does
+/// not read: throttled_resident_blocks); returns the launch's status.
 /// `overlap_previous`: the kernel may start while the stream's previous kernel runs (programmatic
 /// dependent launch, sm_90 on); it must wait for it (`griddepcontrol.wait`) before reading what
 /// that kernel writes.
