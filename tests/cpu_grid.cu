@@ -298,12 +298,15 @@ TEST_CASE("launch model: a heavy op on float math runs one vector where its budg
 
 namespace {
 
-/// The model's shape for a backward over 2^28 (or `v`) vectors: two 16-byte input vectors, three
-/// arrays, one vector per thread at most; `bytes` per element.
+/// The vectors of the backwards the two launch-model cases below ask the model about.
+constexpr std::size_t backward_vectors = std::size_t(1) << 28;
+
+/// The model's shape for a backward over backward_vectors (or `v`) vectors: two 16-byte input
+/// vectors, three arrays, one vector per thread at most; `bytes` per element.
 cuact::detail::launch_shape modelled_backward(const cuact::detail::device_facts& device,
                                               const cuact::detail::kernel_facts& kernel,
                                               cuact::detail::cost_hint hint, std::size_t bytes,
-                                              std::size_t v = std::size_t(1) << 28) {
+                                              std::size_t v = backward_vectors) {
   return cuact::detail::model_launch_shape(device, kernel, hint, v, 0, 32, bytes, 3, 1);
 }
 
@@ -316,14 +319,13 @@ TEST_CASE("launch model: wide blocks for one-pass three-array ops that fill the 
           "[cpu][grid][launch]") {
   using cuact::detail::cost_hint;
   const cuact::detail::device_facts h100 = model_h100, h200 = model_h200;
-  const std::size_t vectors = std::size_t(1) << 28;
   const unsigned wide = cuact::detail::wide_threads_per_block;
   const unsigned narrow = cuact::detail::threads_per_block;
   // light backwards on the H200, every dtype; the H100 caps theirs instead (next test case)
   for (std::size_t bytes : {6, 12, 24}) {
     CHECK(modelled_backward(h200, full_sm, cost_hint::light, bytes).threads_per_block == wide);
     CHECK(modelled_backward(h200, full_sm, cost_hint::light, bytes).blocks ==
-          cuact::detail::grid_blocks(vectors, wide));
+          cuact::detail::grid_blocks(backward_vectors, wide));
     CHECK(modelled_backward(h200, full_sm, cost_hint::light, bytes).dynamic_shared_bytes == 0);
     CHECK(modelled_backward(h100, full_sm, cost_hint::light, bytes).threads_per_block == narrow);
   }
@@ -338,7 +340,8 @@ TEST_CASE("launch model: wide blocks for one-pass three-array ops that fill the 
   // not where 128-thread blocks leave thread slots empty, nor with little work, nor for forwards
   CHECK(modelled_backward(h100, partial_sm, cost_hint::light, 12).threads_per_block == narrow);
   CHECK(modelled_backward(h100, full_sm, cost_hint::light, 12, 1000).threads_per_block == narrow);
-  CHECK(cuact::detail::model_launch_shape(h100, full_sm, cost_hint::light, vectors, 0, 16, 8, 2, 2)
+  CHECK(cuact::detail::model_launch_shape(h100, full_sm, cost_hint::light, backward_vectors, 0, 16,
+                                          8, 2, 2)
             .threads_per_block == narrow);
 }
 
@@ -346,7 +349,6 @@ TEST_CASE("launch model: light three-array ops capped where their loads oversubs
           "[cpu][grid][launch]") {
   using cuact::detail::cost_hint;
   const cuact::detail::device_facts h100 = model_h100, h200 = model_h200;
-  const std::size_t vectors = std::size_t(1) << 28;
   const unsigned narrow = cuact::detail::threads_per_block;
   // the H100: 64 KiB of loads in flight at 16 blocks (3.2 x its modelled 20 KiB) -> 10 blocks
   CHECK(cuact::detail::throttled_resident_blocks(h100, full_sm, 32) == 10);
@@ -358,7 +360,7 @@ TEST_CASE("launch model: light three-array ops capped where their loads oversubs
   for (std::size_t bytes : {6, 12, 24}) {
     const auto shape = modelled_backward(h100, full_sm, cost_hint::light, bytes);
     CHECK(shape.threads_per_block == narrow);
-    CHECK(shape.blocks == cuact::detail::grid_blocks(vectors, narrow));
+    CHECK(shape.blocks == cuact::detail::grid_blocks(backward_vectors, narrow));
     CHECK(shape.vectors_per_thread == 1);
     CHECK(shape.passes == 1);
     CHECK(shape.dynamic_shared_bytes == shared);
