@@ -272,7 +272,7 @@ TEST_CASE("launch model: the one-vector kernel where it holds more resident bloc
                 cuact::gelu::compute_bound_passes);
 }
 
-TEST_CASE("launch model: a heavy op on float math runs one vector where its budget is roomy",
+TEST_CASE("launch model: a heavy op runs one vector on 16-bit data, and on float data where roomy",
           "[cpu][grid][launch]") {
   using cuact::detail::cost_hint;
   using cuact::detail::heavy_runs_one_vector;
@@ -285,13 +285,24 @@ TEST_CASE("launch model: a heavy op on float math runs one vector where its budg
   CHECK_FALSE(heavy_runs_one_vector(h100, cost_hint::heavy, 16, 2));  // double math
   CHECK_FALSE(heavy_runs_one_vector(h100, cost_hint::heavy, 6, 2));   // fp32 in, bf16 out
   CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::heavy, 6, 2));
-  CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::heavy, 4, 2));  // 14 per array: tight
   CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::heavy, 8, 2));  // 28, under 32: tight
-  // only declared heavy ops: light ones keep the bytes-in-flight count, compute-bound ones and
-  // functors without a hint the model's two vectors
-  CHECK_FALSE(heavy_runs_one_vector(h100, cost_hint::light, 4, 2));
-  CHECK_FALSE(heavy_runs_one_vector(h100, cost_hint::compute_bound, 8, 2));
-  CHECK_FALSE(heavy_runs_one_vector(h100, cost_hint::estimate, 4, 2));
+  // 16-bit data runs one vector wherever the budget stands (on the H200 in two passes: 14 per
+  // array, tight), forwards and backwards, unless its math is declared long, which keeps two
+  // where the budget is tight only
+  CHECK(heavy_runs_one_vector(h200, cost_hint::heavy, 4, 2));
+  CHECK(heavy_runs_one_vector(h200, cost_hint::heavy, 6, 3));
+  CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::heavy, 4, 2, true));
+  CHECK(heavy_runs_one_vector(h100, cost_hint::heavy, 4, 2, true));
+  CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::heavy, 8, 2, true));
+  CHECK(heavy_runs_one_vector(h100, cost_hint::heavy, 8, 2, true));
+  // the declaration reaches the forward's ops (the bias forward's too), not the backward's
+  using cuact::detail::has_long_16bit_math_of;
+  static_assert(has_long_16bit_math_of<cuact::forward_op<cuact::softplus, __half>>);
+  static_assert(has_long_16bit_math_of<cuact::forward_op<cuact::tanhshrink, __half>>);
+  static_assert(
+      has_long_16bit_math_of<cuact::detail::flat_bias_op<cuact::softplus, __half, __half>>);
+  static_assert(!has_long_16bit_math_of<cuact::forward_op<cuact::sigmoid, __half>>);
+  static_assert(!has_long_16bit_math_of<cuact::gradient_op<cuact::softplus, __half>>);
   // and it takes the one-vector kernel whatever the registers
   CHECK(cuact::detail::launches_one_vector(kernel_facts{16, 32}, kernel_facts{16, 30}, true));
 }

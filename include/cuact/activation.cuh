@@ -32,6 +32,12 @@
 /// grid-stride passes (detail::compute_bound_budget_per_array), or as many as
 /// `static constexpr unsigned compute_bound_passes` says (gelu: 4). Its backward and its 16-bit
 /// forwards take `is_heavy`.
+///
+/// Optional, with `is_heavy = true`: `static constexpr bool has_long_16bit_math = true;` for an
+/// activation whose 16-bit forward takes so long per vector that one vector per thread leaves too
+/// few loads in flight where the budget is tight (an H200): there it keeps two vectors per thread,
+/// where other heavy 16-bit forwards run one (detail/dispatch.cuh: heavy_runs_one_vector; softplus
+/// and tanhshrink lose 1-3.5% in one vector on the H200, sigmoid, tanh, mish gain 1-2%).
 #pragma once
 
 #include <type_traits>
@@ -110,13 +116,21 @@ struct cost_hint_of<Activation, std::void_t<decltype(Activation::is_heavy)>> {
   static constexpr bool is_heavy = Activation::is_heavy;
 };
 
-/// Base of forward_op: cost_hint_of, plus Activation's `is_compute_bound` and
-/// `compute_bound_passes` when it has them.
+/// Declares Activation's `has_long_16bit_math` when it has one (a base of forward_cost_hint_of).
 template <class Activation, class = void>
-struct forward_cost_hint_of : cost_hint_of<Activation> {};
+struct long_16bit_math_of {};
+template <class Activation>
+struct long_16bit_math_of<Activation, std::void_t<decltype(Activation::has_long_16bit_math)>> {
+  static constexpr bool has_long_16bit_math = Activation::has_long_16bit_math;
+};
+
+/// Base of forward_op: cost_hint_of, plus Activation's `is_compute_bound`,
+/// `compute_bound_passes` and `has_long_16bit_math` when it has them.
+template <class Activation, class = void>
+struct forward_cost_hint_of : cost_hint_of<Activation>, long_16bit_math_of<Activation> {};
 template <class Activation>
 struct forward_cost_hint_of<Activation, std::void_t<decltype(Activation::is_compute_bound)>>
-    : cost_hint_of<Activation> {
+    : cost_hint_of<Activation>, long_16bit_math_of<Activation> {
   static constexpr bool is_compute_bound = Activation::is_compute_bound;
   static constexpr unsigned compute_bound_passes = compute_bound_passes_of<Activation>;
 };

@@ -570,6 +570,9 @@ struct logsigmoid {
 struct softplus {
   /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;  // exp and log
+  /// Two vectors per thread for 16-bit data where the budget is tight (activation.cuh): H200 bf16
+  /// 0.993 x memcpy in two, 0.959 in one.
+  static constexpr bool has_long_16bit_math = true;
   /// PyTorch's beta (default 1.0).
   double beta = 1.0;
   /// PyTorch's threshold (default 20.0): where x * beta exceeds it the result is x.
@@ -807,6 +810,9 @@ struct tanh {
 struct tanhshrink {
   /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;
+  /// Two vectors per thread for 16-bit data where the budget is tight (activation.cuh): H200 bf16
+  /// 0.991 x memcpy in two, 0.971 in one.
+  static constexpr bool has_long_16bit_math = true;
   /// tanhshrink(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {

@@ -184,29 +184,39 @@ cudaError_t run_tabulated(const Params& params, int device, cudaStream_t stream)
 }
 
 /// with_launched_params' rule: the one-vector kernel where it holds more resident blocks per SM
-/// (registers), or where `roomy_heavy` (heavy_runs_one_vector) holds.
+/// (registers), or where `heavy_one_vector` (heavy_runs_one_vector) holds.
 inline bool launches_one_vector(const kernel_facts& own, const kernel_facts& one_vector,
-                                bool roomy_heavy = false) {
-  return roomy_heavy || one_vector.resident_blocks_per_sm > own.resident_blocks_per_sm;
+                                bool heavy_one_vector = false) {
+  return heavy_one_vector || one_vector.resident_blocks_per_sm > own.resident_blocks_per_sm;
 }
 
-/// Whether a declared-heavy operation runs one vector per thread on `device`: where the budget
-/// leaves its math room (launch.cuh: budget_is_roomy_for_float_math, which says for which data
-/// and devices), other threads' loads hide its arithmetic, and the second vector that launch.cuh's
-/// model gives heavy ops only makes threads longer-lived. Measured round-robin against two
-/// vectors (bench/results/h*/heavy_one_vector.txt, 4096 x 393216): on the H100 the heavy forwards
-/// that ran two (sigmoid, softplus, mish, logsigmoid in fp32, bf16 and fp16; tanh bf16; silu fp32
-/// and fp16) went from 0.996-1.000 x memcpy to 1.000-1.005, the bias + logsigmoid fp32 forward
-/// from 0.978 to 0.996; on the H200 the fp32 softplus, mish and logsigmoid forwards lost 5-9% in
-/// one vector. Double data is left out (H200 fp64 selu with libdevice's expm1: 0.66-0.80 in one
-/// vector, 0.99 in two; math.cuh's double expm1 gives its kernel fewer registers, and the
-/// registers rule above one vector: 1.006, h200/headline_s18_new_*.txt), and so is an op that
-/// reads float and writes 16-bit (a cast), which sits between the two bounds and was not
-/// measured.
+/// Whether a declared-heavy operation runs one vector per thread on `device`: where its data is
+/// 16-bit and its math not declared long (`long_16bit_math`: the op's `has_long_16bit_math`), or
+/// where the budget leaves float math room (launch.cuh: budget_is_roomy_for_float_math, which says
+/// for which data and devices). Other threads' loads hide its arithmetic there, and the second
+/// vector that launch.cuh's model gives heavy ops only makes threads longer-lived. Measured
+/// round-robin against two vectors (4096 x 393216):
+/// - H100 (bench/results/h100/heavy_one_vector.txt): the heavy forwards that ran two (sigmoid,
+///   softplus, mish, logsigmoid in fp32, bf16 and fp16; tanh bf16; silu fp32 and fp16) went from
+///   0.996-1.000 x memcpy to 1.000-1.005, the bias + logsigmoid fp32 forward from 0.978 to 0.996;
+/// - H200, 16-bit (h200/heavy16_one_vector.txt: its forwards in two passes, the budget being
+///   tight): celu, mish, sigmoid, logsigmoid, tanh and fp16 silu from 0.989-0.991 to 0.998-1.009;
+///   softplus (0.993 -> 0.959-0.966) and tanhshrink (0.990-0.992 -> 0.970-0.983) lost, and declare
+///   `has_long_16bit_math`;
+/// - H200, fp32: the softplus, mish and logsigmoid forwards lost 5-9% in one vector (h200/
+///   heavy_one_vector.txt; one pass, the budget not being tight for them), so float data runs one
+///   only where roomy.
+/// Double data is left out (H200 fp64 selu with libdevice's expm1: 0.66-0.80 in one vector, 0.99
+/// in two; math.cuh's double expm1 gives its kernel fewer registers, and the registers rule above
+/// one vector: 1.006, h200/headline_s18_new_*.txt), and so is an op that reads float and writes
+/// 16-bit (a cast), which sits between the two bounds and was not measured.
 inline bool heavy_runs_one_vector(const device_facts& device, cost_hint hint,
-                                  std::size_t bytes_per_element, unsigned arrays_per_element) {
+                                  std::size_t bytes_per_element, unsigned arrays_per_element,
+                                  bool long_16bit_math = false) {
+  const bool half_data = bytes_per_element == 2 * std::size_t(arrays_per_element);
   return hint == cost_hint::heavy &&
-         budget_is_roomy_for_float_math(device, bytes_per_element, arrays_per_element);
+         ((half_data && !long_16bit_math) ||
+          budget_is_roomy_for_float_math(device, bytes_per_element, arrays_per_element));
 }
 
 /// Returns launch(p) for the params run_elementwise launches elementwise_kernel with on `device`:
@@ -234,9 +244,10 @@ cudaError_t with_launched_params(const Params& params, int device, cost_hint hin
     if (const cudaError_t status = get_device_facts(device, device_info); status != cudaSuccess) {
       return status;
     }
-    const bool roomy_heavy = heavy_runs_one_vector(device_info, hint, Params::bytes_per_element,
-                                                   Params::arrays_per_element);
-    if (launches_one_vector(own, one_vector_facts, roomy_heavy)) return launch(one_vector);
+    const bool heavy_one_vector =
+        heavy_runs_one_vector(device_info, hint, Params::bytes_per_element,
+                              Params::arrays_per_element, has_long_16bit_math_of<op_t>);
+    if (launches_one_vector(own, one_vector_facts, heavy_one_vector)) return launch(one_vector);
   }
   return launch(params);
 }

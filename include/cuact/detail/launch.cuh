@@ -20,9 +20,10 @@
 /// - **Compute cost.** An operation that spends tens of instructions per element hides its
 ///   arithmetic behind the loads of its other vectors, so it gets at least two vectors per
 ///   thread where its kernel holds as many resident blocks with two as with one (else one, as
-///   above: more threads hide it better than more vectors) and where the device's budget for it
-///   is not roomy (a declared-heavy op whose arrays are all 16-bit or all float runs one vector
-///   on an H100: dispatch.cuh, heavy_runs_one_vector); where the device's instruction
+///   above: more threads hide it better than more vectors) and where neither its data nor the
+///   device's budget takes one (a declared-heavy op on 16-bit data runs one vector on every
+///   device unless it declares `has_long_16bit_math`, one on float data where the budget is
+///   roomy, an H100: dispatch.cuh, heavy_runs_one_vector); where the device's instruction
 ///   budget per element (SMs x clock x 128 lanes over elements per second at full bandwidth) is
 ///   under instruction_bound_budget_per_array for each array an element is read from or written
 ///   to, it is instruction-bound, and each thread makes two passes (16-bit forwards on an
@@ -139,6 +140,14 @@ template <class A>
 inline constexpr unsigned
     compute_bound_passes_of<A, std::void_t<decltype(A::compute_bound_passes)>> =
         A::compute_bound_passes;
+
+/// Whether an op (or activation) declares `has_long_16bit_math = true`: its 16-bit forward keeps
+/// two vectors per thread where the budget is tight (dispatch.cuh: heavy_runs_one_vector).
+template <class A, class = void>
+inline constexpr bool has_long_16bit_math_of = false;
+template <class A>
+inline constexpr bool has_long_16bit_math_of<A, std::void_t<decltype(A::has_long_16bit_math)>> =
+    A::has_long_16bit_math;
 
 /// Threads per block: PyTorch's choice for elementwise kernels. On H200 128-thread blocks reached
 /// the copy ceiling where 1024-thread blocks lost 4-5% (block turnover at the end of the grid).
