@@ -101,9 +101,11 @@ struct linear {
 /// compute type). Build with cuact::affine(act, alpha, beta). Derivatives by the chain rule:
 /// alpha * act'(alpha * x + beta); from the output, alpha * act'(from y) where act has that; a
 /// selection gradient (relu's) stays a selection: act.gradient(alpha * dy, alpha * x + beta).
-/// Carries act's is_heavy.
+/// Carries act's is_heavy and has_long_16bit_math.
 template <class Activation>
 struct affine_activation : detail::cost_hint_of<Activation> {
+  /// Act's (activation.cuh: has_long_16bit_math).
+  static constexpr bool has_long_16bit_math = detail::has_long_16bit_math_of<Activation>;
   /// The activation applied to alpha * x + beta.
   Activation act;
   /// Input scale (default 1.0).
@@ -160,6 +162,9 @@ constexpr affine_activation<Activation> affine(Activation act, double alpha, dou
 /// No backward from the output (it would need g(x)). Heavy when either part is.
 template <class F, class G>
 struct composition : detail::composed_cost<detail::declared_cost<F>, detail::declared_cost<G>> {
+  /// Long 16-bit math when either part's is (activation.cuh: has_long_16bit_math).
+  static constexpr bool has_long_16bit_math =
+      detail::has_long_16bit_math_of<F> || detail::has_long_16bit_math_of<G>;
   /// The outer activation.
   F f;
   /// The inner activation.
