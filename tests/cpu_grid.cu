@@ -302,7 +302,9 @@ TEST_CASE("launch model: a heavy op runs one vector on 16-bit data, and on float
   static_assert(
       has_long_16bit_math_of<cuact::detail::flat_bias_op<cuact::softplus, __half, __half>>);
   static_assert(!has_long_16bit_math_of<cuact::forward_op<cuact::sigmoid, __half>>);
-  // and through the affine wrapper and compositions (either part)
+  // and through the gated forward, the affine wrapper and compositions (either part)
+  static_assert(has_long_16bit_math_of<cuact::gated_op<cuact::softplus, __half>>);
+  static_assert(!has_long_16bit_math_of<cuact::gated_op<cuact::silu, __half>>);
   static_assert(has_long_16bit_math_of<cuact::affine_activation<cuact::softplus>>);
   static_assert(has_long_16bit_math_of<cuact::composition<cuact::linear, cuact::tanhshrink>>);
   static_assert(!has_long_16bit_math_of<cuact::composition<cuact::linear, cuact::sigmoid>>);

@@ -217,6 +217,8 @@ using product_accuracy =
 /// out = act(a) * b, act(a) at detail::product_accuracy<Out>.
 template <class Activation, class Out>
 struct gated_op : detail::cost_hint_of<Activation> {
+  /// Act's: a forward (activation.cuh: has_long_16bit_math).
+  static constexpr bool has_long_16bit_math = detail::has_long_16bit_math_of<Activation>;
   /// The activation applied to a.
   Activation act;
   /// act(a) * b.
