@@ -295,6 +295,14 @@ TEST_CASE("launch model: a heavy op runs one vector on 16-bit data, and on float
   CHECK(heavy_runs_one_vector(h100, cost_hint::heavy, 4, 2, true));
   CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::heavy, 8, 2, true));
   CHECK(heavy_runs_one_vector(h100, cost_hint::heavy, 8, 2, true));
+  // only declared heavy ops: light ones keep the bytes-in-flight count, compute-bound ones and
+  // functors without a hint the model's two vectors (16-bit data included)
+  CHECK_FALSE(heavy_runs_one_vector(h100, cost_hint::light, 4, 2));
+  CHECK_FALSE(heavy_runs_one_vector(h100, cost_hint::compute_bound, 8, 2));
+  CHECK_FALSE(heavy_runs_one_vector(h100, cost_hint::estimate, 4, 2));
+  CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::light, 4, 2));
+  CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::compute_bound, 4, 2));
+  CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::estimate, 4, 2));
   // the declaration reaches the forward's ops (the bias forward's too), not the backward's
   using cuact::detail::has_long_16bit_math_of;
   static_assert(has_long_16bit_math_of<cuact::forward_op<cuact::softplus, __half>>);
