@@ -116,16 +116,15 @@ struct cost_hint_of<Activation, std::void_t<decltype(Activation::is_heavy)>> {
   static constexpr bool is_heavy = Activation::is_heavy;
 };
 
-/// Declares Activation's `has_long_16bit_math` when it has one (a base of forward_cost_hint_of).
-template <class Activation, class = void>
-struct long_16bit_math_of {};
+/// Declares Activation's `has_long_16bit_math` (false where it has none: has_long_16bit_math_of),
+/// a base of forward_cost_hint_of.
 template <class Activation>
-struct long_16bit_math_of<Activation, std::void_t<decltype(Activation::has_long_16bit_math)>> {
-  static constexpr bool has_long_16bit_math = Activation::has_long_16bit_math;
+struct long_16bit_math_of {
+  static constexpr bool has_long_16bit_math = has_long_16bit_math_of<Activation>;
 };
 
-/// Base of forward_op: cost_hint_of, plus Activation's `is_compute_bound`,
-/// `compute_bound_passes` and `has_long_16bit_math` when it has them.
+/// Base of forward_op: cost_hint_of and long_16bit_math_of, plus Activation's `is_compute_bound`
+/// and `compute_bound_passes` when it has them.
 template <class Activation, class = void>
 struct forward_cost_hint_of : cost_hint_of<Activation>, long_16bit_math_of<Activation> {};
 template <class Activation>
