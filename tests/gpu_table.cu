@@ -10,7 +10,10 @@
 // after each array, inputs unchanged. Only functors without a cost hint are tabulated: plainly written user
 // functors, and built-in activations' forwards with their rounded_to<bf16> math (selu, gelu, mish,
 // silu, softplus{2, 10}, elu{0.5}) behind a functor that hides their hints; and selu itself
-// (declared heavy: computed directly, checked all the same).
+// (declared heavy: computed directly, checked all the same). The same checks run the tabulated
+// kernels directly (detail::run_tabulated) on small sizes: grids of a few blocks whose last
+// threads have no element but still take part in the table's copy and barrier; in quick mode
+// (CUACT_TEST_QUICK, under the sanitizers: tests/sanitize.sh) only those.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -51,6 +54,34 @@ constexpr std::size_t table_n = cuact::detail::tabulated_min_elements + 37;
 constexpr std::size_t slack = 64;  // elements after each array: guard bytes
 constexpr unsigned char guard_byte = 0xA5;
 
+/// Sizes of the direct runs of the tabulated kernels: a scalar, a partial vector, a vector and a
+/// bit, every pattern once and a partial vector (2^16 + 37), and a grid whose last block is partly
+/// idle.
+constexpr std::size_t small_sizes[] = {1, 7, 9, (std::size_t(1) << 16) + 37, 3 * 128 * 8 + 5};
+
+/// The tabulated forward of act over n elements: through cuact::forward from
+/// tabulated_min_elements on (where it tabulates), below that the same kernels and table buffers
+/// launched directly (detail::run_tabulated). An op that cuact::forward would not tabulate (a
+/// declared cost hint), or one without a table buffer left (cudaErrorNotSupported), is computed by
+/// cuact::forward, as run_elementwise does.
+template <class A>
+cudaError_t forward_tabulated(const A& act, const bf16* in, bf16* out, std::size_t n,
+                              cudaStream_t stream = nullptr) {
+  using cuact::detail::forward_cost;
+  using cuact::detail::tabulated_min_elements;
+  if (n >= tabulated_min_elements ||
+      !cuact::detail::tabulates(forward_cost<A>, tabulated_min_elements)) {
+    return cuact::forward(act, in, out, n, stream);
+  }
+  int device = 0;
+  if (const cudaError_t status = cudaGetDevice(&device); status != cudaSuccess) return status;
+  constexpr int width = 16 / sizeof(bf16);
+  const auto params = cuact::detail::make_params<width>(cuact::forward_op<A, bf16>{{}, act},
+                                                        cuact::outputs(out), n, cuact::inputs(in));
+  const cudaError_t status = cuact::detail::run_tabulated(params, device, stream);
+  return status == cudaErrorNotSupported ? cuact::forward(act, in, out, n, stream) : status;
+}
+
 std::vector<std::uint16_t> host_bits(const bf16* data, std::size_t n) {
   std::vector<std::uint16_t> bits(n);
   CUACT_CUDA_REQUIRE(cudaMemcpy(bits.data(), data, n * sizeof(bf16), cudaMemcpyDeviceToHost));
@@ -59,10 +90,9 @@ std::vector<std::uint16_t> host_bits(const bf16* data, std::size_t n) {
 
 bool is_nan_bits(std::uint16_t b) { return (b & 0x7f80u) == 0x7f80u && (b & 0x7fu) != 0; }
 
-/// One activation over the four placements.
+/// One activation over the four placements, n elements.
 template <class A>
-void check_tabulated(const char* name, const A& act) {
-  const std::size_t n = table_n;
+void check_tabulated_at(const char* name, const A& act, std::size_t n) {
   const std::size_t chunk = cuact::detail::tabulated_min_elements / 2;  // direct below this
   device_memory input_memory((n + slack) * sizeof(bf16)), direct_memory(n * sizeof(bf16)),
       out_memory((n + slack) * sizeof(bf16));
@@ -92,7 +122,7 @@ void check_tabulated(const char* name, const A& act) {
       REQUIRE(cuact::forward(act, in + first, direct + first, count) == cudaSuccess);
     }
     if (!p.in_place) poison(direct, out, n);
-    REQUIRE(cuact::forward(act, in, out, n) == cudaSuccess);
+    REQUIRE(forward_tabulated(act, in, out, n) == cudaSuccess);
     CUACT_CUDA_REQUIRE(cudaDeviceSynchronize());
 
     const std::vector<std::uint16_t> want = host_bits(direct, n);
@@ -126,6 +156,13 @@ void check_tabulated(const char* name, const A& act) {
     for (unsigned char b : after) touched += b != guard_byte;
     CHECK(touched == 0);
   }
+}
+
+/// One activation at table_n (unless in quick mode) and at each of small_sizes.
+template <class A>
+void check_tabulated(const char* name, const A& act) {
+  if (!quick_mode()) check_tabulated_at(name, act, table_n);
+  for (const std::size_t n : small_sizes) check_tabulated_at(name, act, n);
 }
 
 }  // namespace
@@ -178,8 +215,9 @@ TEST_CASE("tabulated forwards of several op values, concurrently on several stre
   // The table buffers are kept per op type, device and op value (detail::get_table_buffer): three
   // streams at once, two of them with the same value (one buffer, filled by both), then more
   // values than the buffers kept (the rest computed directly); every output against the direct
-  // path.
-  const std::size_t n = table_n;
+  // path. At table_n through cuact::forward; in quick mode at 2^16 + 37 through
+  // forward_tabulated (run_tabulated directly: the same buffers).
+  const std::size_t n = quick_mode() ? small_sizes[3] : table_n;
   constexpr int values = cuact::detail::table_buffers_per_op_type + 2;
   device_memory input_memory(n * sizeof(bf16)), scratch_memory(n * sizeof(bf16)),
       out_memory(3 * n * sizeof(bf16));
@@ -198,7 +236,7 @@ TEST_CASE("tabulated forwards of several op values, concurrently on several stre
   const int value_of_stream[3] = {0, 1, 0};
   for (int round = 0; round < 4; ++round) {
     for (int s = 0; s < 3; ++s) {
-      REQUIRE(cuact::forward(elu_of(value_of_stream[s]), in, out + s * n, n, streams[s]) ==
+      REQUIRE(forward_tabulated(elu_of(value_of_stream[s]), in, out + s * n, n, streams[s]) ==
               cudaSuccess);
     }
   }
@@ -212,7 +250,7 @@ TEST_CASE("tabulated forwards of several op values, concurrently on several stre
     INFO("elu value " << v << " of " << values);
     const std::vector<std::uint16_t> want = direct_bits(elu_of(v), in, scratch, n);
     poison(scratch, out, n, streams[v % 3]);  // on the call's stream: the others do not wait
-    REQUIRE(cuact::forward(elu_of(v), in, out, n, streams[v % 3]) == cudaSuccess);
+    REQUIRE(forward_tabulated(elu_of(v), in, out, n, streams[v % 3]) == cudaSuccess);
     CUACT_CUDA_REQUIRE(cudaDeviceSynchronize());
     CHECK(differing(host_bits(out, n), want) == 0);
   }
