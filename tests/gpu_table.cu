@@ -75,7 +75,7 @@ cudaError_t forward_tabulated(const A& act, const bf16* in, bf16* out, std::size
   }
   int device = 0;
   if (const cudaError_t status = cudaGetDevice(&device); status != cudaSuccess) return status;
-  constexpr int width = 16 / sizeof(bf16);
+  constexpr int width = cuact::detail::resolve_width<cuact::auto_width, sizeof(bf16)>();
   const auto params = cuact::detail::make_params<width>(cuact::forward_op<A, bf16>{{}, act},
                                                         cuact::outputs(out), n, cuact::inputs(in));
   const cudaError_t status = cuact::detail::run_tabulated(params, device, stream);

@@ -213,9 +213,8 @@ inline bool launches_one_vector(const kernel_facts& own, const kernel_facts& one
 inline bool heavy_runs_one_vector(const device_facts& device, cost_hint hint,
                                   std::size_t bytes_per_element, unsigned arrays_per_element,
                                   bool long_16bit_math = false) {
-  const bool half_data = bytes_per_element == 2 * std::size_t(arrays_per_element);
   return hint == cost_hint::heavy &&
-         ((half_data && !long_16bit_math) ||
+         ((is_half_data(bytes_per_element, arrays_per_element) && !long_16bit_math) ||
           budget_is_roomy_for_float_math(device, bytes_per_element, arrays_per_element));
 }
 

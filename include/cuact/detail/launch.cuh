@@ -416,6 +416,11 @@ inline bool is_float_data(std::size_t bytes_per_element, unsigned arrays_per_ele
   return bytes_per_element >= 4 * std::size_t(arrays_per_element);
 }
 
+/// Whether every array an operation's element moves through holds 16-bit data (2 bytes each).
+inline bool is_half_data(std::size_t bytes_per_element, unsigned arrays_per_element) {
+  return bytes_per_element == 2 * std::size_t(arrays_per_element);
+}
+
 /// Whether an operation moving `bytes_per_element` through `arrays_per_element` arrays is
 /// instruction-bound on `device`: its budget is under `budget_per_array` for each array (the rule
 /// behind the passes of heavy and compute-bound ops and the tabulated forward's shape).
@@ -434,7 +439,7 @@ inline bool budget_is_tight(const device_facts& device, std::size_t bytes_per_el
 inline bool budget_is_roomy_for_float_math(const device_facts& device,
                                            std::size_t bytes_per_element,
                                            unsigned arrays_per_element) {
-  const bool half_data = bytes_per_element == 2 * std::size_t(arrays_per_element);
+  const bool half_data = is_half_data(bytes_per_element, arrays_per_element);
   const bool float_data = bytes_per_element == 4 * std::size_t(arrays_per_element);
   if (!(half_data || float_data)) return false;
   const double bound =
