@@ -267,6 +267,13 @@ TEST_CASE("launch model: the one-vector kernel where it holds more resident bloc
       static_cast<const float*>(nullptr)));
   static_assert(own_params::max_vectors_per_thread == CUACT_MAX_LOAD_BYTES_PER_THREAD / 16);
   static_assert(one_params::max_vectors_per_thread == 1);
+  // the public spelling, for users' own launches: the same op, its parameters kept
+  static_assert(std::is_same_v<cuact::one_vector<own_t>, cuact::detail::one_vector_op<own_t>>);
+  const cuact::one_vector<cuact::elu> elu_one{{0.5}};
+  CHECK(elu_one.alpha == 0.5);
+  CHECK(elu_one(-1.0f) == cuact::elu{0.5}(-1.0f));
+  const cuact::one_vector<cuact::elu> elu_copy{cuact::elu{0.25}};  // from an op value
+  CHECK(elu_copy.alpha == 0.25);
   // and keeps the op's hints: gelu's compute-bound passes reach the model through it
   static_assert(cuact::detail::compute_bound_passes_of<cuact::detail::one_vector_op<own_t>> ==
                 cuact::gelu::compute_bound_passes);
