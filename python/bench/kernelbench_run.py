@@ -214,12 +214,16 @@ def main():
     print("| problem | static check | compiled | correct | ModelNew | eager | torch.compile | vs eager "
           "| vs compile | eager in the same eval | vs it |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
+
+    def x(v):
+        return f"{v:.3f}x" if v else "-"
+
+    def label(r):
+        return r["problem"] + (" " + r["model_new"] if r["control"] else "")
+
     for r in results:
-        def x(v):
-            return f"{v:.3f}x" if v else "-"
         check = "-" if r["control"] else "ok" if r["static_check"] else r["static_errors"]
-        label = r["problem"] + (" " + r["model_new"] if r["control"] else "")
-        print(f"| {label} | {check} | {r['compiled']} | "
+        print(f"| {label(r)} | {check} | {r['compiled']} | "
               f"{r['correct']} | {r['model_new_ms']:.3f} | {r['eager_ms']:.3f} | {r['compile_ms']:.3f} | "
               f"{x(r['speedup_vs_eager'])} | {x(r['speedup_vs_compile'])} | "
               f"{r['eager_same_eval_ms'] or 0:.3f} | {x(r['speedup_vs_eager_same_eval'])} |")
@@ -229,15 +233,11 @@ def main():
           "| last ten: ModelNew | eager | torch.compile | vs eager | vs compile |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
-        def x(v):
-            return f"{v:.3f}x" if v else "-"
-
         def last_ten(loop):
             times = r["trials_ms"][loop][-10:]
             return statistics.median(times) if times else 0.0
         new, eager, compiled = last_ten("model_new"), last_ten("eager"), last_ten("compile")
-        label = r["problem"] + (" " + r["model_new"] if r["control"] else "")
-        print(f"| {label} | {r['model_new_median_ms']:.3f} | {r['eager_median_ms']:.3f} | "
+        print(f"| {label(r)} | {r['model_new_median_ms']:.3f} | {r['eager_median_ms']:.3f} | "
               f"{r['compile_median_ms']:.3f} | {x(r['speedup_vs_eager_median'])} | "
               f"{x(r['speedup_vs_compile_median'])} | {new:.3f} | {eager:.3f} | {compiled:.3f} | "
               f"{x(eager / new if new and eager else None)} | "
