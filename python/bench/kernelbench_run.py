@@ -14,10 +14,11 @@ effect (the reference's separate measurement runs in a fresh state, ModelNew's a
 correctness trials).
 
 KernelBench reports means. Its timing loop empties PyTorch's cache after the warm-up, so its first
-counted trial allocates the output anew, and the trials after it can run 15% slow while the driver
-readies the memory the process gave back (python/bench/kernelbench_slot.py; most after the eval's
-correctness trials, which is where ModelNew is timed). The script therefore also records every
-trial and reports medians beside KernelBench's means.
+counted trial allocates the output anew, and the trials after it can run 11-16% slow for a while
+(python/bench/kernelbench_slot.py: longest after the eval's correctness trials, which is where
+ModelNew is timed; the driver readying the memory handed back, as far as measured, not
+confirmed). The script therefore also records every trial and reports medians beside
+KernelBench's means.
 
 KernelBench's package imports LLM-client modules (openai, litellm, dotenv, ...) that evaluation
 does not use; where one is not installed a stub stands in and the script says so.
@@ -166,9 +167,9 @@ def main():
             backend="cuda", precision=torch.float32)
         torch.cuda.empty_cache()
         name = os.path.basename(problem)[:-3]
-        new_median, same_eval_median = median_ms(first_loop), median_ms(first_loop + 1)
-        if not (result and result.correctness):  # ModelNew was not timed
-            new_median, same_eval_median = -1.0, -1.0
+        timed = bool(result and result.correctness)  # the eval times only a correct ModelNew
+        new_median = median_ms(first_loop) if timed else -1.0
+        same_eval_median = median_ms(first_loop + 1) if timed else -1.0
         if not control:  # the control row reuses its problem's reference timings
             eager_loop = len(trials)
             eager = kb_timing.measure_ref_program_time(
@@ -200,8 +201,8 @@ def main():
             "compile_median_ms": compile_median, "eager_same_eval_median_ms": same_eval_median,
             "speedup_vs_eager_median": eager_median / new_median if new_median > 0 else None,
             "speedup_vs_compile_median": compile_median / new_median if new_median > 0 else None,
-            "trials_ms": {"model_new": loop_trials(first_loop) if new_median > 0 else [],
-                          "eager_same_eval": loop_trials(first_loop + 1) if new_median > 0 else [],
+            "trials_ms": {"model_new": loop_trials(first_loop) if timed else [],
+                          "eager_same_eval": loop_trials(first_loop + 1) if timed else [],
                           "eager": [] if control else loop_trials(eager_loop),
                           "compile": [] if control else loop_trials(eager_loop + 1)},
             "metadata": {k: str(v) for k, v in (result.metadata if result else {}).items()},
