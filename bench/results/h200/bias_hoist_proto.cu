@@ -39,6 +39,40 @@ __global__ void __launch_bounds__(128)
   const float4 b = bias[colvec.remainder(t)];
   for (unsigned v = t; v < nvec; v += stride) y[v] = act4(x[v], b);
 }
+// the column kept, the bias reloaded every step (asm volatile: not hoisted by the compiler)
+__device__ __forceinline__ float4 load_volatile(const float4* p) {
+  float4 r;
+  asm volatile("ld.global.v4.f32 {%0,%1,%2,%3}, [%4];"
+               : "=f"(r.x), "=f"(r.y), "=f"(r.z), "=f"(r.w)
+               : "l"(p));
+  return r;
+}
+__global__ void __launch_bounds__(128)
+    p_column_kept(const float4* __restrict__ x, const float4* __restrict__ bias,
+                  float4* __restrict__ y, unsigned nvec, fast_divmod colvec) {
+  const unsigned stride = gridDim.x * blockDim.x;
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  const float4* b = bias + colvec.remainder(t);
+  for (unsigned v = t; v < nvec; v += stride) {
+    const float4 a = x[v];
+    y[v] = act4(a, load_volatile(b));
+  }
+}
+// the bias vector kept in shared memory, read back every step (volatile: an LDS each step)
+__global__ void __launch_bounds__(128)
+    p_shared_kept(const float4* __restrict__ x, const float4* __restrict__ bias,
+                  float4* __restrict__ y, unsigned nvec, fast_divmod colvec) {
+  __shared__ float4 kept[128];
+  const unsigned stride = gridDim.x * blockDim.x;
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  kept[threadIdx.x] = bias[colvec.remainder(t)];
+  volatile float4* mine = &kept[threadIdx.x];
+  for (unsigned v = t; v < nvec; v += stride) {
+    const float4 a = x[v];
+    const float4 b = make_float4(mine->x, mine->y, mine->z, mine->w);
+    y[v] = act4(a, b);
+  }
+}
 __global__ void __launch_bounds__(128)
     p_alone(const float4* __restrict__ x, float4* __restrict__ y, unsigned nvec) {
   const unsigned stride = gridDim.x * blockDim.x;
@@ -150,6 +184,20 @@ int main() {
        [&] {
          p_hoisted<<<grid4, 128, 0, s>>>((const float4*)x, (const float4*)bias, (float4*)y, nvec,
                                          cd);
+       },
+       {},
+       true},
+      {"proto column kept 4 passes",
+       [&] {
+         p_column_kept<<<grid4, 128, 0, s>>>((const float4*)x, (const float4*)bias, (float4*)y,
+                                             nvec, cd);
+       },
+       {},
+       true},
+      {"proto shared kept 4 passes",
+       [&] {
+         p_shared_kept<<<grid4, 128, 0, s>>>((const float4*)x, (const float4*)bias, (float4*)y,
+                                             nvec, cd);
        },
        {},
        true},
