@@ -40,17 +40,19 @@ PROBLEMS = {
 }
 
 ONE_VECTOR = re.compile(r"cuact::one_vector<([\w:]+)>\{\}")
-TWO_VECTORS = re.compile(r"make_elementwise_params<4>\(([\w:]+)\{\},")
+OWN_OP = re.compile(r"make_elementwise_params<4>\(([\w:]+)\{\},")
+TWO_VECTORS_ARG = "cuact::inputs(in), /*vectors_per_thread=*/2);"
 
 
 def variants(source):
-    """{label: source} for the file as it is and its other vector count."""
+    """{label: source} for the file as it is and its other vector count. One_vector caps a
+    thread at one vector whatever vectors_per_thread says, so the one_vector variant keeps it."""
     if ONE_VECTOR.search(source):
-        other = ONE_VECTOR.sub(r"\1{}", source)
-        other = other.replace("cuact::inputs(in));", "cuact::inputs(in), /*vectors_per_thread=*/2);")
+        other = ONE_VECTOR.sub(r"\1{}", source).replace("cuact::inputs(in));", TWO_VECTORS_ARG)
+        assert TWO_VECTORS_ARG in other, "the two-vector variant needs cuact::inputs(in)); to extend"
         return {"file (one_vector)": source, "variant: two vectors": other}
-    other = TWO_VECTORS.sub(r"make_elementwise_params<4>(cuact::one_vector<\1>{},", source)
-    other = other.replace(", /*vectors_per_thread=*/2", "")
+    other, count = OWN_OP.subn(r"make_elementwise_params<4>(cuact::one_vector<\1>{},", source)
+    assert count == 1, "the one_vector variant needs make_elementwise_params<4>(Op{}, ...)"
     return {"file": source, "variant: one_vector": other}
 
 
