@@ -409,33 +409,42 @@ TEMPLATE_TEST_CASE("fused: packed GLU and bias rows under simulated grids", "[cp
                 auto fp = cuact::detail::make_params<V>(fop, cuact::outputs(y.get()), rows * cols,
                                                         cuact::inputs<T>(x.get()));
                 CHECK(fp.head + fp.tail == 0);
-                const auto one =
-                    cuact::detail::with_op(fp, cuact::detail::one_vector_op<flat_t>{fop});
-                for (std::size_t threads : thread_counts(rows * cols, V)) {
+                auto one = cuact::detail::with_op(fp, cuact::detail::one_vector_op<flat_t>{fop});
+                // the grids of thread_counts, and grids whose step is one or two whole rows; each
+                // with no whole-rows step declared and with one or two rows declared (kept bias
+                // vectors where that is this grid's step: flat_bias_whole_rows)
+                std::vector<std::size_t> grids = thread_counts(rows * cols, V);
+                grids.push_back(cols / V);
+                grids.push_back(2 * cols / V);
+                for (std::size_t threads : grids) {
                   for (unsigned k : {1u, 2u}) {
                     fp.vectors_per_thread = k;
-                    for (bool one_vector : {false, true}) {
-                      CAPTURE(threads, k, one_vector);
-                      std::fill(y.get(), y.get() + rows * cols, from_bits<U>(0x7f));
-                      access_log log;
-                      const std::size_t r_x = log.add_region(x.get(), rows * cols * sizeof(T));
-                      const std::size_t r_y = log.add_region(y.get(), rows * cols * sizeof(U));
-                      for (std::size_t t = 0; t < threads; ++t) {
-                        log.set_thread(static_cast<std::int64_t>(t));
-                        if (one_vector) {
-                          cuact::elementwise_thread(one, t, threads, recording_access{&log});
-                        } else {
-                          cuact::elementwise_thread(fp, t, threads, recording_access{&log});
+                    for (std::size_t repeat : {std::size_t(0), cols, 2 * cols}) {
+                      for (bool one_vector : {false, true}) {
+                        CAPTURE(threads, k, repeat, one_vector);
+                        fp.op.whole_rows_step = repeat;
+                        one.op.whole_rows_step = repeat;
+                        std::fill(y.get(), y.get() + rows * cols, from_bits<U>(0x7f));
+                        access_log log;
+                        const std::size_t r_x = log.add_region(x.get(), rows * cols * sizeof(T));
+                        const std::size_t r_y = log.add_region(y.get(), rows * cols * sizeof(U));
+                        for (std::size_t t = 0; t < threads; ++t) {
+                          log.set_thread(static_cast<std::int64_t>(t));
+                          if (one_vector) {
+                            cuact::elementwise_thread(one, t, threads, recording_access{&log});
+                          } else {
+                            cuact::elementwise_thread(fp, t, threads, recording_access{&log});
+                          }
                         }
-                      }
-                      REQUIRE(log.errors().empty());
-                      REQUIRE(log.each_byte(r_x, 1, 0));
-                      REQUIRE(log.each_byte(r_y, 0, 1));
-                      REQUIRE(y.intact());
-                      for (std::size_t i = 0; i < rows * cols; ++i) {
-                        const U want = from_compute<U>(
-                            bop(to_compute(x.get()[i]), to_compute(bias.get()[i % cols])));
-                        REQUIRE(same_result(y.get()[i], want));
+                        REQUIRE(log.errors().empty());
+                        REQUIRE(log.each_byte(r_x, 1, 0));
+                        REQUIRE(log.each_byte(r_y, 0, 1));
+                        REQUIRE(y.intact());
+                        for (std::size_t i = 0; i < rows * cols; ++i) {
+                          const U want = from_compute<U>(
+                              bop(to_compute(x.get()[i]), to_compute(bias.get()[i % cols])));
+                          REQUIRE(same_result(y.get()[i], want));
+                        }
                       }
                     }
                   }
@@ -480,6 +489,89 @@ TEST_CASE("fused: fast_divmod over 31-bit dividends", "[cpu][fused]") {
   CHECK(fast_divmod::divides_by((std::size_t(1) << 31) - 1));
   CHECK_FALSE(fast_divmod::divides_by(1));
   CHECK_FALSE(fast_divmod::divides_by(std::size_t(1) << 31));
+}
+
+namespace {
+/// flat_bias_op counting the columns the engine computes (vector_key: a divmod each).
+template <class Flat>
+struct counting_columns : Flat {
+  std::size_t* columns_computed;
+  CUACT_HOST_DEVICE std::uint32_t vector_key(std::size_t first) const {
+    ++*columns_computed;
+    return Flat::vector_key(first);
+  }
+  template <int Width>  // a column and its bias vector (the engine's path without kept columns)
+  CUACT_HOST_DEVICE auto load_vector(std::size_t first) const {
+    ++*columns_computed;
+    return Flat::template load_vector<Width>(first);
+  }
+};
+}  // namespace
+
+TEST_CASE("fused: the flat bias pass keeps a thread's columns where a step is whole rows",
+          "[cpu][fused]") {
+  // the grid rule: blocks rounded up to a step of whole rows, by fewer blocks than such a step
+  // takes, where the rounded grid still takes several steps; else 0 (the model's grid as it is)
+  using cuact::detail::flat_bias_whole_row_blocks;
+  CHECK(flat_bias_whole_row_blocks(786432, 128, 402653184, 393216, 4) == 786432);  // 4 passes
+  CHECK(flat_bias_whole_row_blocks(786431, 128, 402653184, 393216, 4) == 786432);
+  CHECK(flat_bias_whole_row_blocks(3145728, 128, 402653184, 393216, 4) == 0);  // one pass
+  std::size_t rounded_cases = 0;
+  for (const std::size_t cols : {std::size_t(8), std::size_t(40), std::size_t(4096),
+                                 std::size_t(11008), std::size_t(393216), std::size_t(4000012)}) {
+    for (const int width : {4, 8}) {
+      if (cols % width != 0) continue;
+      for (const std::size_t per_block : {std::size_t(128), std::size_t(256), std::size_t(2048)}) {
+        for (const std::size_t rows : {std::size_t(1), std::size_t(5), std::size_t(4096)}) {
+          const std::size_t vectors = rows * cols / width;
+          for (const unsigned blocks : {1u, 7u, 1000u, 65536u, 786432u}) {
+            CAPTURE(cols, width, per_block, rows, blocks);
+            const unsigned got =
+                flat_bias_whole_row_blocks(blocks, per_block, vectors, cols, width);
+            if (got == 0) continue;
+            ++rounded_cases;
+            const std::size_t row_vectors = cols / width;
+            CHECK(got >= blocks);
+            CHECK(std::size_t(got - blocks) * per_block < row_vectors * per_block);
+            CHECK(std::size_t(got) * per_block * width % cols == 0);
+            CHECK(std::size_t(got) * per_block < vectors);
+          }
+        }
+      }
+    }
+  }
+  CHECK(rounded_cases > 20);
+
+  // the engine: one column (divmod) per thread and vector slot where the grid's step is the
+  // declared whole-rows step, one per vector otherwise; the same results either way
+  using flat_t = cuact::detail::flat_bias_op<cuact::relu, float, float>;
+  const std::size_t rows = 6, cols = 16;  // 4 vectors a row
+  std::vector<float> x(rows * cols), bias(cols), y(rows * cols);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = hash_value<float>(31, i);
+  for (std::size_t c = 0; c < cols; ++c) bias[c] = hash_value<float>(32, c);
+  std::size_t computed = 0;
+  for (const std::size_t threads : {std::size_t(4), std::size_t(8), std::size_t(5)}) {
+    for (const std::size_t declared : {std::size_t(0), cols, 2 * cols}) {
+      for (const unsigned k : {1u, 2u}) {
+        CAPTURE(threads, declared, k);
+        flat_t flat{{}, {}, bias.data(), cuact::detail::fast_divmod::of(std::uint32_t(cols))};
+        flat.whole_rows_step = declared;
+        auto params = cuact::detail::make_params<4>(counting_columns<flat_t>{flat, &computed},
+                                                    cuact::outputs(y.data()), rows * cols,
+                                                    cuact::inputs<float>(x.data()), k);
+        std::fill(y.begin(), y.end(), -1.0f);
+        computed = 0;
+        for (std::size_t t = 0; t < threads; ++t) cuact::elementwise_thread(params, t, threads);
+        const std::size_t slots = threads * params.effective_vectors_per_thread();
+        const bool kept = slots * 4 == declared;
+        CHECK(computed == (kept ? slots : rows * cols / 4));
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          const float want = cuact::relu{}(x[i] + bias[i % cols]);
+          REQUIRE(std::memcmp(&y[i], &want, sizeof(float)) == 0);
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("fused: the bias forward's flat chunks and its rule against the walk", "[cpu][fused]") {

@@ -288,7 +288,13 @@ struct flat_bias_op : forward_cost_hint_of<Activation> {
   const T* bias;
   /// Division by cols.
   fast_divmod columns;
+  /// Elements of one grid-stride step of the launch when that is whole rows, else 0 (set by
+  /// run_bias_forward: flat_bias_whole_row_blocks): a thread's columns are then the same on every
+  /// step, and the engine divides once (vector_state_repeat).
+  std::size_t whole_rows_step = 0;
 
+  /// The step at which a vector's column repeats, where the launch made one (0: none).
+  CUACT_HOST_DEVICE std::size_t vector_state_repeat() const { return whole_rows_step; }
   /// Element i's column (i below 2^31 within a launch).
   CUACT_HOST_DEVICE std::size_t column(std::size_t i) const {
     return columns.remainder(static_cast<std::uint32_t>(i));
@@ -298,10 +304,19 @@ struct flat_bias_op : forward_cost_hint_of<Activation> {
   CUACT_HOST_DEVICE C operator()(std::size_t i, C x) const {
     return add_and_activate(x, C(to_compute(bias[column(i)])));
   }
+  /// The column of the vector at element `first` (what its bias vector is looked up by).
+  CUACT_HOST_DEVICE std::uint32_t vector_key(std::size_t first) const {
+    return static_cast<std::uint32_t>(column(first));
+  }
+  /// The bias of the Width columns from column `c`.
+  template <int Width>
+  CUACT_HOST_DEVICE vector_of<T, Width> load_vector_at(std::uint32_t c) const {
+    return *reinterpret_cast<const vector_of<T, Width>*>(bias + c);
+  }
   /// The bias of the Width columns from element `first`'s.
   template <int Width>
   CUACT_HOST_DEVICE vector_of<T, Width> load_vector(std::size_t first) const {
-    return *reinterpret_cast<const vector_of<T, Width>*>(bias + column(first));
+    return load_vector_at<Width>(vector_key(first));
   }
   /// act(x + bias) for each lane.
   template <class C, int Width>

@@ -251,9 +251,17 @@ cudaError_t with_launched_params(const Params& params, int device, cost_hint hin
   return launch(params);
 }
 
-/// Launches elementwise_kernel over params' split in the launch model's shape.
-template <class Params>
-cudaError_t launch_modelled(Params params, int device, cost_hint hint, cudaStream_t stream) {
+/// The launch as the model shaped it, unchanged (launch_elementwise's default `adjust`).
+struct keep_shape {
+  template <class Params>
+  void operator()(Params&, launch_shape&) const {}
+};
+
+/// Launches elementwise_kernel over params' split in the launch model's shape, after
+/// adjust(params, shape) (the flat bias pass rounds its grid to whole rows there).
+template <class Params, class Adjust = keep_shape>
+cudaError_t launch_modelled(Params params, int device, cost_hint hint, cudaStream_t stream,
+                            const Adjust& adjust = {}) {
   launch_shape shape{};
   if (const cudaError_t status =
           model_shape(elementwise_kernel<Params>, device, hint, params, 1, shape);
@@ -261,16 +269,17 @@ cudaError_t launch_modelled(Params params, int device, cost_hint hint, cudaStrea
     return status;
   }
   params.vectors_per_thread = shape.vectors_per_thread;
+  adjust(params, shape);
   return launch_kernel(elementwise_kernel<Params>, params, shape, stream);
 }
 
 /// Launches params (validated) as run_elementwise does: the instantiation with_launched_params
-/// picks, in the launch model's shape.
-template <class Params>
+/// picks, in the launch model's shape (then `adjust`, as launch_modelled).
+template <class Params, class Adjust = keep_shape>
 cudaError_t launch_elementwise(const Params& params, int device, cost_hint hint,
-                               cudaStream_t stream) {
+                               cudaStream_t stream, const Adjust& adjust = {}) {
   return with_launched_params(params, device, hint, [&](const auto& launched) {
-    return launch_modelled(launched, device, hint, stream);
+    return launch_modelled(launched, device, hint, stream, adjust);
   });
 }
 

@@ -106,6 +106,46 @@ template <class Op>
 inline constexpr bool takes_vector_index_v<Op, std::void_t<decltype(Op::takes_vector_index)>> =
     Op::takes_vector_index;
 
+/// A takes_vector_index op may also say that its state repeats: `op.vector_state_repeat()`
+/// returns R > 0 when the state of the vector at element first + m * R is the state at first for
+/// every m (0: no such R), and the op splits load_vector(first) into `op.vector_key(first)` (what
+/// the state is looked up by, e.g. a column) and `op.template load_vector_at<Width>(key)`. A
+/// thread whose grid-stride step is exactly R elements then computes each vector's key on its
+/// first step only and keeps it, loading the state from it on every step (elementwise_thread);
+/// on any other grid it computes the key every step, so the body stays correct for every grid.
+/// Why: the flat bias pass's key is the vector's column, a divmod per vector, the same on every
+/// step where the launch makes a step whole rows; the H200's compute-bound fp32 bias + gelu forward
+/// spent 2-3% on it (bench/results/h200/bias_hoist_proto.txt: "column kept"; the library with
+/// this, h200/bias_keep_column_ab.txt: 0.963 -> 0.969 x memcpy, medians). The key, not the
+/// state: the kept bias vector itself cost the kernels registers and resident blocks
+/// (h200/bias_keep_state_ab.txt).
+template <class Op, class = void>
+inline constexpr bool has_vector_state_repeat_v = false;
+template <class Op>
+inline constexpr bool has_vector_state_repeat_v<
+    Op, std::void_t<decltype(std::declval<const Op&>().vector_state_repeat())>> = true;
+
+/// The op's vector_state_repeat(), 0 for an op without one.
+template <class Op>
+CUACT_HOST_DEVICE std::size_t vector_state_repeat_of(const Op& op) {
+  if constexpr (has_vector_state_repeat_v<Op>) {
+    return op.vector_state_repeat();
+  } else {
+    return 0;
+  }
+}
+
+/// The key of the vector at `first` for an op with vector_state_repeat, an empty one otherwise.
+struct no_vector_key {};
+template <class Op>
+CUACT_HOST_DEVICE auto vector_key_of(const Op& op, std::size_t first) {
+  if constexpr (has_vector_state_repeat_v<Op>) {
+    return op.vector_key(first);
+  } else {
+    return no_vector_key{};
+  }
+}
+
 /// An op that declares `static constexpr bool takes_held_vector = true` (one 16-bit input, one
 /// output of the same type) is called once per vector with the input vector as loaded, its
 /// storage words (held_vector_t): `op.template apply_held<Width>(words) -> words` returns the
@@ -151,6 +191,17 @@ CUACT_HOST_DEVICE auto load_vector_state(const Op& op, std::size_t first) {
     return op.template load_vector<Width>(first);
   } else {
     return no_vector_state{};
+  }
+}
+
+/// The state of the vector whose key is `key` (vector_key_of), for an op with
+/// vector_state_repeat; a default state otherwise (never called so: elementwise_thread).
+template <int Width, class Op, class Key>
+CUACT_HOST_DEVICE auto load_vector_state_at(const Op& op, const Key& key) {
+  if constexpr (has_vector_state_repeat_v<Op>) {
+    return op.template load_vector_at<Width>(key);
+  } else {
+    return decltype(load_vector_state<Width>(op, 0)){};
   }
 }
 
@@ -402,29 +453,58 @@ CUACT_HOST_DEVICE void elementwise_thread(
   const int k = params.effective_vectors_per_thread();
   const std::size_t step = num_threads * static_cast<std::size_t>(k);
   [[maybe_unused]] bool ready = false;  // access.ready() called (accesses that have it)
-  for (std::size_t base = thread; base < params.vectors; base += step) {
-    cuda::std::tuple<held_vector_t<In, VecWidth>...> loaded[max_k];
-    decltype(load_vector_state<VecWidth>(params.op, 0)) states[max_k] = {};  // {}: GCC warns
-    CUACT_UNROLL
-    for (int u = 0; u < max_k; ++u) {
-      const std::size_t v = base + u * num_threads;
-      if (u < k && v < params.vectors) {
-        loaded[u] = load_inputs<VecWidth>(params, params.head + v * VecWidth, access, inputs);
-        states[u] = load_vector_state<VecWidth>(params.op, params.head + v * VecWidth);
+  // The vector steps; with KeepsKeys, the keys of states that repeat with this thread's step
+  // (vector_state_repeat) computed before the first step and kept. One loop per case, each with
+  // one body: a test for the first step inside the loop made the compiler peel it, and the copy
+  // of the compute phase cost the large kernels instruction-cache misses.
+  const auto vector_steps = [&](auto keeps_keys) {
+    constexpr bool KeepsKeys = decltype(keeps_keys)::value;
+    [[maybe_unused]] decltype(vector_key_of(params.op, 0)) keys[max_k] = {};
+    if constexpr (KeepsKeys) {
+      CUACT_UNROLL
+      for (int u = 0; u < max_k; ++u) {  // a vector valid on a later step is valid on the first
+        const std::size_t v = thread + u * num_threads;
+        if (u < k && v < params.vectors)
+          keys[u] = vector_key_of(params.op, params.head + v * VecWidth);
       }
     }
-    if constexpr (has_ready_v<Access>) {
-      if (!ready) access.ready();
-      ready = true;
-    }
-    CUACT_UNROLL
-    for (int u = 0; u < max_k; ++u) {
-      const std::size_t v = base + u * num_threads;
-      if (u < k && v < params.vectors) {
-        compute_and_store<VecWidth>(params, params.head + v * VecWidth, loaded[u], states[u],
-                                    access, inputs, outputs);
+    for (std::size_t base = thread; base < params.vectors; base += step) {
+      cuda::std::tuple<held_vector_t<In, VecWidth>...> loaded[max_k];
+      decltype(load_vector_state<VecWidth>(params.op, 0)) states[max_k] = {};  // {}: GCC warns
+      CUACT_UNROLL
+      for (int u = 0; u < max_k; ++u) {
+        const std::size_t v = base + u * num_threads;
+        if (u < k && v < params.vectors) {
+          loaded[u] = load_inputs<VecWidth>(params, params.head + v * VecWidth, access, inputs);
+          if constexpr (KeepsKeys) {
+            states[u] = load_vector_state_at<VecWidth>(params.op, keys[u]);
+          } else {
+            states[u] = load_vector_state<VecWidth>(params.op, params.head + v * VecWidth);
+          }
+        }
+      }
+      if constexpr (has_ready_v<Access>) {
+        if (!ready) access.ready();
+        ready = true;
+      }
+      CUACT_UNROLL
+      for (int u = 0; u < max_k; ++u) {
+        const std::size_t v = base + u * num_threads;
+        if (u < k && v < params.vectors) {
+          compute_and_store<VecWidth>(params, params.head + v * VecWidth, loaded[u], states[u],
+                                      access, inputs, outputs);
+        }
       }
     }
+  };
+  if constexpr (has_vector_state_repeat_v<Op>) {
+    if (step * VecWidth == vector_state_repeat_of(params.op)) {
+      vector_steps(std::true_type{});
+    } else {
+      vector_steps(std::false_type{});
+    }
+  } else {
+    vector_steps(std::false_type{});
   }
   if constexpr (has_ready_v<Access>) {
     if (!ready) access.ready();
