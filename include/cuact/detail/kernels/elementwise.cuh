@@ -194,11 +194,13 @@ CUACT_HOST_DEVICE auto load_vector_state(const Op& op, std::size_t first) {
   }
 }
 
-/// The state of the vector whose key is `key` (vector_key_of), for an op with
-/// vector_state_repeat; a default state otherwise (never called so: elementwise_thread).
+/// The state of the vector whose key is `key` (vector_key_of), of load_vector_state's type: the
+/// op's load_vector_at for an op with vector_state_repeat and vectors of several lanes;
+/// no_vector_state for one lane (the op then takes the element index, as load_vector_state has
+/// it); a default state for any other op (never called so: elementwise_thread).
 template <int Width, class Op, class Key>
 CUACT_HOST_DEVICE auto load_vector_state_at(const Op& op, const Key& key) {
-  if constexpr (has_vector_state_repeat_v<Op>) {
+  if constexpr (Width > 1 && has_vector_state_repeat_v<Op>) {
     return op.template load_vector_at<Width>(key);
   } else {
     return decltype(load_vector_state<Width>(op, 0)){};
