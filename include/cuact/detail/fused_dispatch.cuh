@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <numeric>
 
 #include "config.cuh"
 #include "dispatch.cuh"
@@ -123,13 +124,8 @@ inline bool bias_walks(const device_facts& device, cost_hint hint, std::size_t b
 inline unsigned flat_bias_whole_row_blocks(unsigned blocks, std::size_t per_block,
                                            std::size_t vectors, std::size_t cols, int width) {
   const std::size_t row_vectors = cols / static_cast<std::size_t>(width);
-  std::size_t a = row_vectors, b = per_block;  // gcd(row_vectors, per_block)
-  while (b != 0) {
-    const std::size_t r = a % b;
-    a = b;
-    b = r;
-  }
-  const std::size_t unit = row_vectors / a;  // blocks per whole-rows step: lcm / per_block
+  // blocks per whole-rows step: lcm(row_vectors, per_block) / per_block
+  const std::size_t unit = row_vectors / std::gcd(row_vectors, per_block);
   const std::size_t rounded = (blocks + unit - 1) / unit * unit;
   if (rounded == 0 || rounded > static_cast<std::size_t>(INT_MAX) ||
       rounded * per_block >= vectors) {

@@ -125,16 +125,6 @@ template <class Op>
 inline constexpr bool has_vector_state_repeat_v<
     Op, std::void_t<decltype(std::declval<const Op&>().vector_state_repeat())>> = true;
 
-/// The op's vector_state_repeat(), 0 for an op without one.
-template <class Op>
-CUACT_HOST_DEVICE std::size_t vector_state_repeat_of(const Op& op) {
-  if constexpr (has_vector_state_repeat_v<Op>) {
-    return op.vector_state_repeat();
-  } else {
-    return 0;
-  }
-}
-
 /// The key of the vector at `first` for an op with vector_state_repeat, an empty one otherwise.
 struct no_vector_key {};
 template <class Op>
@@ -500,7 +490,7 @@ CUACT_HOST_DEVICE void elementwise_thread(
     }
   };
   if constexpr (has_vector_state_repeat_v<Op>) {
-    if (step * VecWidth == vector_state_repeat_of(params.op)) {
+    if (step * VecWidth == params.op.vector_state_repeat()) {
       vector_steps(std::true_type{});
     } else {
       vector_steps(std::false_type{});
