@@ -361,9 +361,15 @@ TEST_CASE("launch model: wide blocks for one-pass three-array ops that fill the 
     CHECK(modelled_backward(h200, full_sm, cost_hint::light, bytes).dynamic_shared_bytes == 0);
     CHECK(modelled_backward(h100, full_sm, cost_hint::light, bytes).threads_per_block == narrow);
   }
-  // heavy ones where the budget leaves their math room: the H100's 16-bit and fp32, not double
-  CHECK(modelled_backward(h100, full_sm, cost_hint::heavy, 6).threads_per_block == wide);
-  CHECK(modelled_backward(h100, full_sm, cost_hint::heavy, 12).threads_per_block == wide);
+  // heavy ones where the budget leaves their math room (the H100's 16-bit and fp32, not double)
+  // and the residency is not capped: on an H100 it is (next test case), so wide where the shared
+  // memory is not known
+  const cuact::detail::device_facts h100_no_shared{132, 2048, 3.35e12, 1.98e9};
+  CHECK(modelled_backward(h100_no_shared, full_sm, cost_hint::heavy, 6).threads_per_block == wide);
+  CHECK(modelled_backward(h100_no_shared, full_sm, cost_hint::heavy, 12).threads_per_block == wide);
+  CHECK(modelled_backward(h100_no_shared, full_sm, cost_hint::heavy, 24).threads_per_block ==
+        narrow);
+  CHECK(modelled_backward(h100, full_sm, cost_hint::heavy, 12).threads_per_block == narrow);
   CHECK(modelled_backward(h100, full_sm, cost_hint::heavy, 24).threads_per_block == narrow);
   CHECK(modelled_backward(h200, full_sm, cost_hint::heavy, 12).threads_per_block ==
         narrow);                                                             // tight
@@ -377,30 +383,46 @@ TEST_CASE("launch model: wide blocks for one-pass three-array ops that fill the 
             .threads_per_block == narrow);
 }
 
-TEST_CASE("launch model: light three-array ops capped where their loads oversubscribe memory",
+TEST_CASE("launch model: three-array ops capped where their loads oversubscribe memory",
           "[cpu][grid][launch]") {
   using cuact::detail::cost_hint;
   const cuact::detail::device_facts h100 = model_h100, h200 = model_h200;
   const unsigned narrow = cuact::detail::threads_per_block;
-  // the H100: 64 KiB of loads in flight at 16 blocks (3.2 x its modelled 20 KiB) -> 10 blocks
+  // the H100: 64 KiB of loads in flight at 16 blocks (3.2 x its modelled 20 KiB) -> 10 blocks, 14
+  // for a heavy op (its math needs the threads)
   CHECK(cuact::detail::throttled_resident_blocks(h100, full_sm, 32) == 10);
-  CHECK(cuact::detail::throttled_resident_blocks(h200, full_sm, 32) == 0);     // 2.2 x its 29 KiB
+  CHECK(cuact::detail::throttled_resident_blocks(h100, full_sm, 32, true) == 14);
+  CHECK(cuact::detail::throttled_resident_blocks(h200, full_sm, 32) == 0);  // 2.2 x its 29 KiB
+  CHECK(cuact::detail::throttled_resident_blocks(h200, full_sm, 32, true) == 0);
   CHECK(cuact::detail::throttled_resident_blocks(h100, partial_sm, 32) == 0);  // 48 KiB: 2.4 x
   CHECK(cuact::detail::throttled_resident_blocks(h100, full_sm, 16) == 0);     // a forward's loads
   const std::size_t shared = cuact::detail::shared_bytes_for_resident_blocks(h100, 10);
-  CHECK(shared > 0);
-  for (std::size_t bytes : {6, 12, 24}) {
-    const auto shape = modelled_backward(h100, full_sm, cost_hint::light, bytes);
+  const std::size_t heavy_shared = cuact::detail::shared_bytes_for_resident_blocks(h100, 14);
+  CHECK(shared > heavy_shared);
+  CHECK(heavy_shared > 0);
+  // light ones of every dtype; heavy ones where the budget leaves their math room: the H100's
+  // 16-bit and fp32, not double
+  const std::tuple<cost_hint, std::size_t, std::size_t> capped[] = {
+      {cost_hint::light, 6, shared},
+      {cost_hint::light, 12, shared},
+      {cost_hint::light, 24, shared},
+      {cost_hint::heavy, 6, heavy_shared},
+      {cost_hint::heavy, 12, heavy_shared}};
+  for (const auto& [hint, bytes, want_shared] : capped) {
+    CAPTURE(static_cast<int>(hint), bytes);
+    const auto shape = modelled_backward(h100, full_sm, hint, bytes);
     CHECK(shape.threads_per_block == narrow);
     CHECK(shape.blocks == cuact::detail::grid_blocks(backward_vectors, narrow));
     CHECK(shape.vectors_per_thread == 1);
     CHECK(shape.passes == 1);
-    CHECK(shape.dynamic_shared_bytes == shared);
+    CHECK(shape.dynamic_shared_bytes == want_shared);
   }
-  // never heavy ops (their math needs the threads), little work, or a device whose shared memory
-  // is not known
-  CHECK(modelled_backward(h100, full_sm, cost_hint::heavy, 12).dynamic_shared_bytes == 0);
+  CHECK(modelled_backward(h100, full_sm, cost_hint::heavy, 24).dynamic_shared_bytes == 0);
+  // an op without a hint makes two passes (taken as heavy): not one pass, not capped
+  CHECK(modelled_backward(h100, full_sm, cost_hint::estimate, 12).passes == 2);
   CHECK(modelled_backward(h100, full_sm, cost_hint::estimate, 12).dynamic_shared_bytes == 0);
+  CHECK(modelled_backward(h200, full_sm, cost_hint::heavy, 12).dynamic_shared_bytes == 0);
+  // not with little work, or on a device whose shared memory is not known
   CHECK(modelled_backward(h100, full_sm, cost_hint::light, 12, 1000).dynamic_shared_bytes == 0);
   const cuact::detail::device_facts unknown{132, 2048, 3.35e12, 1.98e9};
   CHECK(modelled_backward(unknown, full_sm, cost_hint::light, 12).dynamic_shared_bytes == 0);
@@ -558,8 +580,10 @@ TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][l
                   kernel.resident_blocks_per_sm * int(cuact::detail::threads_per_block) >=
                   device.max_threads_per_sm;
               if (shape.dynamic_shared_bytes != 0) {
-                // capped residency: a light one-pass, one-vector op over three arrays, SMs full
-                REQUIRE(hint == cost_hint::light);
+                // capped residency: a one-pass, one-vector op over three arrays, SMs full, a
+                // heavy one only where the budget leaves its math room
+                REQUIRE((hint == cost_hint::light || cuact::detail::budget_is_roomy_for_float_math(
+                                                         device, l.element_bytes, 3)));
                 REQUIRE(l.arrays == 3);
                 REQUIRE(shape.vectors_per_thread == 1);
                 REQUIRE(shape.passes == 1);

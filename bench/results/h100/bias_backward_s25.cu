@@ -2,7 +2,7 @@
 // (not in the library; bench/results/h100/bias_backward_s25.txt, h200/bias_backward_tiles_s25.txt).
 // Built on the CPU machine:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I include bench/results/h100/bias_backward_s25.cu
-// and run as `a.out REPS [flat|blocks|tiles]`:
+// (helpers: ../proto_common.cuh) and run as `a.out REPS [flat|blocks|tiles]`:
 // - flat: k rows per grid step (the grid = k x row_vectors threads, all resident); thread t owns
 //   column vector t % rv and rows t / rv, t / rv + k, ...: every step the resident threads sweep k
 //   whole contiguous rows, as the flat backward does (1.018 x memcpy on the H100), where the
@@ -12,6 +12,7 @@
 // The session's runs were of three binaries, one per form, with this code (the tiles binary printed
 // no per-shape header lines, and the blocks binary stopped where a block size cannot launch).
 #include <cuact/cuact.cuh>
+#include "../proto_common.cuh"
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -19,34 +20,6 @@
 #include <functional>
 #include <string>
 #include <vector>
-
-#define CK(x)                                                                \
-  do {                                                                       \
-    cudaError_t e_ = (x);                                                    \
-    if (e_ != cudaSuccess) {                                                 \
-      std::printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                          \
-    }                                                                        \
-  } while (0)
-namespace cd = cuact::detail;
-
-__device__ __host__ inline std::uint64_t mix(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-template <class T>
-__global__ void fill_normal(T* out, std::size_t n, std::uint64_t seed) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    const std::uint64_t h = mix(seed ^ mix(i));
-    const float u1 = (static_cast<float>(h >> 40) + 1.0f) * 0x1p-24f;
-    const float u2 = static_cast<float>(h & 0xffffff) * 0x1p-24f;
-    float v = sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
-    if (v == 0.0f) v = 0x1p-10f;
-    out[i] = cd::from_compute<T>(v);
-  }
-}
 
 // Stage 1 in flat order: D steps' loads issued together, the next D prefetched.
 template <int D, class Params>
@@ -234,11 +207,6 @@ void run_shape(const char* tname, const char* aname, Act act, std::size_t rows, 
     flat_stage1<D><<<unsigned((threads + 127) / 128), 128>>>(params, k);
     cd::column_sum_kernel<A, T><<<unsigned((cols + 127) / 128), 128>>>(partial, k, cols, out_dbias);
   };
-  struct V {
-    std::string name;
-    std::function<void()> f;
-    std::vector<float> ms;
-  };
   std::vector<V> vs;
   vs.push_back({"memcpy",
                 [&] { cudaMemcpyAsync(copy_dst, x, n * sizeof(T), cudaMemcpyDeviceToDevice); },
@@ -342,26 +310,7 @@ void run_shape(const char* tname, const char* aname, Act act, std::size_t rows, 
     std::puts(buf);
     lines.push_back(buf);
   }
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  for (int round = 0; round < reps; ++round)
-    for (auto& v : vs) {
-      v.f();
-      v.f();
-      cudaEventRecord(e0);
-      v.f();
-      cudaEventRecord(e1);
-      cudaEventSynchronize(e1);
-      float ms;
-      cudaEventElapsedTime(&ms, e0, e1);
-      v.ms.push_back(ms);
-    }
-  CK(cudaGetLastError());
-  auto med = [](std::vector<float> m) {
-    std::sort(m.begin(), m.end());
-    return m[m.size() / 2];
-  };
+  time_round_robin(vs, reps);
   const double copy_bps = 2.0 * n * sizeof(T) / med(vs[0].ms);
   for (std::size_t i = 1; i < vs.size(); ++i) {
     const double bytes = 3.0 * n * sizeof(T) + 2.0 * cols * sizeof(T);

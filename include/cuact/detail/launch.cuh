@@ -35,11 +35,13 @@
 ///   1%, a right one wins 5-20% (see model_launch_shape).
 /// - **Block size.** 128 threads (PyTorch's); 1024 (wide_threads_per_block) for a one-pass,
 ///   one-vector operation over three arrays whose kernel fills every thread slot of an SM either
-///   way (the light backwards on the H200, the heavy ones where their budget is roomy).
-/// - **Too many loads in flight.** A light one of those whose loads in flight at full residency
-///   oversubscribe the device's memory (2.5 x the bytes in flight above: the H100's backwards, not
-///   the H200's) runs 128-thread blocks capped to fewer resident blocks per SM by dynamic shared
-///   memory it does not use (throttled_resident_blocks: H100 backwards +0.9%).
+///   way and is not capped (below): the light backwards on the H200.
+/// - **Too many loads in flight.** One of those (a heavy one where its budget is roomy) whose
+///   loads in flight at full residency oversubscribe the device's memory (2.5 x the bytes in
+///   flight above: the H100's backwards, not the H200's) runs 128-thread blocks capped to fewer
+///   resident blocks per SM by dynamic shared memory it does not use, fewer for a light one than
+///   for a heavy one, whose math needs the threads (throttled_resident_blocks: H100 backwards
+///   +0.9%, heavy ones +0.2% to +0.9%).
 /// - **Small work.** Below one full wave of resident threads, one vector per thread, so every SM
 ///   gets work.
 /// - **Tabulated bf16 forwards** (kernels/table.cuh). A bf16 forward without a cost hint (a user's
@@ -155,10 +157,10 @@ inline constexpr unsigned threads_per_block = 128;
 
 /// Threads per block of a one-pass, one-vector operation over three arrays (a backward's two
 /// inputs and its output; more arrays were not measured) whose kernel keeps every thread slot of
-/// an SM filled at threads_per_block, and for a heavy one only where the budget leaves its math
-/// room (budget_is_roomy_for_float_math), and for a light one where its resident blocks are not
-/// capped (throttled_resident_blocks, which the H100's light backwards take instead): there
-/// 1024-thread blocks, the same resident threads in an eighth of the blocks. --family and
+/// an SM filled at threads_per_block, for a heavy one only where the budget leaves its math room
+/// (budget_is_roomy_for_float_math), and where its resident blocks are not capped
+/// (throttled_resident_blocks, which the H100's backwards take instead): there 1024-thread
+/// blocks, the same resident threads in an eighth of the blocks. --family and
 /// --headline against 128-thread blocks, the same build otherwise
 /// (bench/results/h*/wide_blocks_ab.txt, x memcpy): H100, the 108 family backwards this
 /// takes in fp32, bf16 and fp16 +0.2% to +1.3% each (mean +0.4%), rows below CUB 131 -> 105; H200,
@@ -181,7 +183,8 @@ inline constexpr double oversubscribed_loads_in_flight = 2.5;
 /// use, x memcpy): H100, relu fp32 / bf16 and sigmoid bf16 backwards 1.013-1.014 at 16 blocks
 /// (64 KiB), 1.016 as 1024-thread blocks, 1.023-1.025 at 8 to 14 blocks (32-56 KiB; CUB 1.014-1.026
 /// in the same runs), 0.98 at 6; the heavy silu fp32 backward 1.019 at 12 and 0.98 at 10 (its math
-/// needs the threads: heavy ops are never capped). The shared memory also shrinks the L1 (to 28
+/// needs the threads: heavy ops keep more, throttled_heavy_loads_in_flight). The shared memory
+/// also shrinks the L1 (to 28
 /// KiB at 10 blocks), which holds the loads in flight: on the H100 the full 16 blocks with the L1
 /// at its minimum (carveout 100) ran at 1.023, so most of the gain is the same throttle; on the
 /// H200 both lose 2.5-4% (1.000 against 1.026-1.038), as its 29 KiB target predicts. Forwards (two
@@ -190,6 +193,19 @@ inline constexpr double oversubscribed_loads_in_flight = 2.5;
 /// H100, the 45 light family backwards +0.8% to +1.0% (1.016-1.018 -> 1.025-1.026 x memcpy, x CUB
 /// 0.998-1.003 -> 1.005-1.011); the H200 launches as before.
 inline constexpr double throttled_loads_in_flight = 2;
+
+/// As throttled_loads_in_flight, for a heavy operation (where the budget leaves its math room,
+/// budget_is_roomy_for_float_math; elsewhere it is neither capped nor wide): 2.75, 14 blocks of 128
+/// threads on an H100 (56 KiB of loads). Its math needs more threads than a light op's: H100,
+/// elementwise_kernel as cuact launches it for ten heavy backwards (sigmoid, silu, gelu,
+/// gelu_tanh, tanh, elu, selu, mish, softplus, logsigmoid) in fp32 and bf16, capped by dynamic
+/// shared memory (bench/results/h100/heavy_cap_s25.txt, x memcpy): 1.025-1.027 at 14 blocks on
+/// every one of them, against 1.017-1.026 as launched before (1024-thread blocks), 1.013-1.016
+/// at 16, 1.005-1.027 at 12 and 0.947-1.027 at 10 (silu, gelu, gelu_tanh, mish and softplus fall
+/// there); CUB 0.914-1.028 in the same runs. The rule, A/B in one call each (h100/heavy_cap_ab.txt,
+/// --family): the 63 heavy backwards of fp32, bf16 and fp16 1.015-1.025 -> 1.022-1.026 x memcpy
+/// (none lower), family rows below CUB 65-68 -> 43-46; the H200 launches as before.
+inline constexpr double throttled_heavy_loads_in_flight = 2.75;
 
 /// The default limit of dynamic shared memory per block (a launch above it needs an opt-in
 /// attribute): a residency cap that would need more is not applied.
@@ -447,19 +463,20 @@ inline bool budget_is_roomy_for_float_math(const device_facts& device,
   return !budget_is_tight(device, bytes_per_element, arrays_per_element, bound);
 }
 
-/// Resident blocks per SM (of threads_per_block threads) to which a light one-pass, one-vector
-/// operation over three arrays is capped on `device`: where its kernel's resident blocks keep more
-/// than oversubscribed_loads_in_flight x target_bytes_in_flight_per_sm of loads in flight per SM,
-/// the blocks that keep throttled_loads_in_flight x that (rounded up); 0 for no cap.
+/// Resident blocks per SM (of threads_per_block threads) to which a one-pass, one-vector operation
+/// over three arrays is capped on `device`: where its kernel's resident blocks keep more than
+/// oversubscribed_loads_in_flight x target_bytes_in_flight_per_sm of loads in flight per SM, the
+/// blocks that keep throttled_loads_in_flight (`heavy`: throttled_heavy_loads_in_flight) x that,
+/// rounded up; 0 for no cap.
 inline unsigned throttled_resident_blocks(const device_facts& device, const kernel_facts& kernel,
-                                          std::size_t vector_load_bytes) {
+                                          std::size_t vector_load_bytes, bool heavy = false) {
   const double target = target_bytes_in_flight_per_sm(device);
   const double block_bytes = static_cast<double>(threads_per_block) * vector_load_bytes;
   if (kernel.resident_blocks_per_sm * block_bytes <= oversubscribed_loads_in_flight * target) {
     return 0;
   }
-  const auto blocks =
-      static_cast<unsigned>(throttled_loads_in_flight * target / block_bytes + 0.999);
+  const double kept = heavy ? throttled_heavy_loads_in_flight : throttled_loads_in_flight;
+  const auto blocks = static_cast<unsigned>(kept * target / block_bytes + 0.999);
   return blocks >= 1 && blocks < static_cast<unsigned>(kernel.resident_blocks_per_sm) ? blocks : 0;
 }
 
@@ -537,21 +554,20 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
   const std::size_t vector_threads =
       (vectors + std::size_t(k) * passes - 1) / (std::size_t(k) * passes);
   const std::size_t threads = vector_threads > scalars ? vector_threads : scalars;
-  // A one-pass, one-vector op over three arrays whose kernel fills the SM: a light one capped to
-  // fewer resident blocks where its loads in flight oversubscribe the device's memory
-  // (throttled_resident_blocks), else wide blocks (wide_threads_per_block), for heavy math only
-  // where the budget leaves it room
+  // A one-pass, one-vector op over three arrays whose kernel fills the SM, a heavy one only where
+  // the budget leaves its math room: capped to fewer resident blocks where its loads in flight
+  // oversubscribe the device's memory (throttled_resident_blocks), else wide blocks
+  // (wide_threads_per_block)
   const bool fills_sm = resident_threads >= static_cast<double>(device.max_threads_per_sm);
   const bool one_pass_of_three =
-      arrays_per_element == 3 && k == 1 && passes == 1 && fills_sm && !little_work;
-  const std::size_t throttle_bytes =
-      one_pass_of_three && !heavy
-          ? shared_bytes_for_resident_blocks(
-                device, throttled_resident_blocks(device, kernel, vector_load_bytes))
-          : 0;
-  const bool wide =
-      one_pass_of_three && throttle_bytes == 0 &&
+      arrays_per_element == 3 && k == 1 && passes == 1 && fills_sm && !little_work &&
       (!heavy || budget_is_roomy_for_float_math(device, bytes_per_element, arrays_per_element));
+  const std::size_t throttle_bytes =
+      one_pass_of_three
+          ? shared_bytes_for_resident_blocks(
+                device, throttled_resident_blocks(device, kernel, vector_load_bytes, heavy))
+          : 0;
+  const bool wide = one_pass_of_three && throttle_bytes == 0;
   const unsigned block = wide ? wide_threads_per_block : threads_per_block;
   return {grid_blocks(threads, block), block, k, passes, heavy, throttle_bytes};
 }
