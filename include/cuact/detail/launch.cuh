@@ -184,10 +184,10 @@ inline constexpr double oversubscribed_loads_in_flight = 2.5;
 /// (64 KiB), 1.016 as 1024-thread blocks, 1.023-1.025 at 8 to 14 blocks (32-56 KiB; CUB 1.014-1.026
 /// in the same runs), 0.98 at 6; the heavy silu fp32 backward 1.019 at 12 and 0.98 at 10 (its math
 /// needs the threads: heavy ops keep more, throttled_heavy_loads_in_flight). The shared memory
-/// also shrinks the L1 (to 28
-/// KiB at 10 blocks), which holds the loads in flight: on the H100 the full 16 blocks with the L1
-/// at its minimum (carveout 100) ran at 1.023, so most of the gain is the same throttle; on the
-/// H200 both lose 2.5-4% (1.000 against 1.026-1.038), as its 29 KiB target predicts. Forwards (two
+/// also shrinks the L1 (to 28 KiB at 10 blocks), which holds the loads in flight: on the H100 the
+/// full 16 blocks with the L1 at its minimum (carveout 100) ran at 1.023, so most of the gain is
+/// the same throttle; on the H200 both lose 2.5-4% (1.000 against 1.026-1.038), as its 29 KiB
+/// target predicts. Forwards (two
 /// arrays, 32 KiB in flight at 16 blocks, below the bound) gained at most 0.4% from a cap on the
 /// H100 and lost 4% one step further down. The rule, A/B in one run each (h*/residency_ab.txt):
 /// H100, the 45 light family backwards +0.8% to +1.0% (1.016-1.018 -> 1.025-1.026 x memcpy, x CUB
@@ -202,7 +202,7 @@ inline constexpr double throttled_loads_in_flight = 2;
 /// shared memory (bench/results/h100/heavy_cap_s25.txt, x memcpy): 1.025-1.027 at 14 blocks on
 /// every one of them, against 1.017-1.026 as launched before (1024-thread blocks), 1.013-1.016
 /// at 16, 1.005-1.027 at 12 and 0.947-1.027 at 10 (silu, gelu, gelu_tanh, mish and softplus fall
-/// there); CUB 0.914-1.028 in the same runs. The rule, A/B in one call each (h100/heavy_cap_ab.txt,
+/// there); CUB 0.914-1.028 in the same runs. The rule, A/B on one machine (h100/heavy_cap_ab.txt,
 /// --family): the 63 heavy backwards of fp32, bf16 and fp16 1.015-1.025 -> 1.022-1.026 x memcpy
 /// (none lower), family rows below CUB 65-68 -> 43-46; the H200 launches as before.
 inline constexpr double throttled_heavy_loads_in_flight = 2.75;
