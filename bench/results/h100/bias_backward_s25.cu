@@ -21,6 +21,27 @@
 #include <string>
 #include <vector>
 
+// dx of one row's vector at column c0 from its loaded x, dy and the bias lanes: computed,
+// stored, and added (as stored) to the column sums. (Factored out of the flat and tile kernels
+// after the runs; each had this code inline.)
+template <class Params, class Held, class Bias, class A, int W>
+__device__ __forceinline__ void row_gradient(const Params& p, std::size_t row, std::size_t c0,
+                                             const Held& x, const Held& dy, const Bias& bias,
+                                             A (&sum)[W]) {
+  using T = std::remove_cv_t<std::remove_pointer_t<decltype(p.x)>>;
+  const auto xs = cd::lanes_of<T, W>(x);
+  const auto dys = cd::lanes_of<T, W>(dy);
+  A values[W];
+#pragma unroll
+  for (int j = 0; j < W; ++j) values[j] = p.op(xs.elements[j], bias.elements[j], dys.elements[j]);
+  const auto dxv = cd::convert_vector<T>(values);
+  cd::vector_store_access{}.store(reinterpret_cast<cd::vector_of<T, W>*>(p.dx + row * p.cols + c0),
+                                  dxv);
+  const auto stored = cd::lanes_of<T, W>(cuda::std::bit_cast<Held>(dxv));
+#pragma unroll
+  for (int j = 0; j < W; ++j) sum[j] += stored.elements[j];
+}
+
 // Stage 1 in flat order: D steps' loads issued together, the next D prefetched.
 template <int D, class Params>
 __global__ void __launch_bounds__(128) flat_stage1(const Params p, unsigned k) {
@@ -58,17 +79,7 @@ __global__ void __launch_bounds__(128) flat_stage1(const Params p, unsigned k) {
     for (int u = 0; u < D; ++u) {
       const std::size_t row = r + u * std::size_t(k);
       if (row < p.rows) {
-        const auto xs = cd::lanes_of<T, W>(x[u]);
-        const auto dys = cd::lanes_of<T, W>(dy[u]);
-        A values[W];
-#pragma unroll
-        for (int j = 0; j < W; ++j)
-          values[j] = p.op(xs.elements[j], bias.elements[j], dys.elements[j]);
-        const auto dxv = cd::convert_vector<T>(values);
-        access.store(reinterpret_cast<cd::vector_of<T, W>*>(p.dx + row * p.cols + c0), dxv);
-        const auto stored = cd::lanes_of<T, W>(cuda::std::bit_cast<held>(dxv));
-#pragma unroll
-        for (int j = 0; j < W; ++j) sum[j] += stored.elements[j];
+        row_gradient(p, row, c0, x[u], dy[u], bias, sum);
       }
     }
 #pragma unroll
@@ -118,17 +129,7 @@ __global__ void __launch_bounds__(Block) tile_stage1(const Params p) {
     for (int u = 0; u < RowsPerThread; ++u) {
       const std::size_t row = first + u * groups + g;
       if (row < p.rows) {
-        const auto xs = cd::lanes_of<T, W>(x[u]);
-        const auto dys = cd::lanes_of<T, W>(dy[u]);
-        A values[W];
-#pragma unroll
-        for (int j = 0; j < W; ++j)
-          values[j] = p.op(xs.elements[j], bias.elements[j], dys.elements[j]);
-        const auto dxv = cd::convert_vector<T>(values);
-        access.store(reinterpret_cast<cd::vector_of<T, W>*>(p.dx + row * p.cols + c0), dxv);
-        const auto stored = cd::lanes_of<T, W>(cuda::std::bit_cast<held>(dxv));
-#pragma unroll
-        for (int j = 0; j < W; ++j) sum[j] += stored.elements[j];
+        row_gradient(p, row, c0, x[u], dy[u], bias, sum);
       }
     }
   }
