@@ -50,8 +50,9 @@ struct shape_report {
   unsigned vectors_per_thread = 0;
   unsigned passes = 0;  ///< grid-stride steps per thread the grid was sized for
   unsigned max_vectors_per_thread = 0;
-  bool heavy = false;      ///< what the model took the operation to be
-  bool tabulated = false;  ///< a bf16 forward looked up from a table (detail/kernels/table.cuh)
+  bool heavy = false;       ///< what the model took the operation to be
+  bool tabulated = false;   ///< a bf16 forward looked up from a table (detail/kernels/table.cuh)
+  bool bulk_tiles = false;  ///< run as bulk tiles (detail/kernels/bulk_tile.cuh)
   int registers = 0;
   int resident_blocks_per_sm = 0;
 };

@@ -165,7 +165,30 @@ shape_report modelled_shape(Op op, cuact::detail::cost_hint hint, T* out, std::s
           return s;
         }
         report.resident_blocks_per_sm = facts.resident_blocks_per_sm;
-        if (shape.dynamic_shared_bytes != 0) {  // capped (detail::throttled_resident_blocks)
+        // bulk tiles where run_elementwise takes them (detail::choose_bulk_tiles)
+        cuact::detail::launch_shape bulk_shape{};
+        if (const cudaError_t s = cuact::detail::choose_bulk_tiles(launched, device, shape,
+                                                                   report.bulk_tiles, bulk_shape);
+            s != cudaSuccess) {
+          return s;
+        }
+        if constexpr (cuact::detail::bulk_tiles_considered_v<launched_t>) {
+          if (report.bulk_tiles) {
+            const auto bulk_kernel = cuact::detail::bulk_tile_kernel<launched_t>;
+            if (const cudaError_t s = cuact::detail::get_kernel_facts(bulk_kernel, device, facts);
+                s != cudaSuccess) {
+              return s;
+            }
+            shape = bulk_shape;
+            if (const cudaError_t s = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                    &report.resident_blocks_per_sm, bulk_kernel,
+                    static_cast<int>(shape.threads_per_block), shape.dynamic_shared_bytes);
+                s != cudaSuccess) {
+              return s;
+            }
+          }
+        }
+        if (shape.dynamic_shared_bytes != 0 && !report.bulk_tiles) {  // capped residency
           if (const cudaError_t s = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                   &report.resident_blocks_per_sm, kernel, static_cast<int>(shape.threads_per_block),
                   shape.dynamic_shared_bytes);

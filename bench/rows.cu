@@ -187,9 +187,10 @@ void row_runner::print(const row_result& r) const {
               sh.available ? format("%u", sh.threads_per_block) : "-",
               sh.available ? format("%u", sh.vectors_per_thread) : "-",
               sh.available ? format("%u", sh.passes) : "-",
-              sh.available ? (sh.tabulated ? "table"
-                              : sh.heavy   ? "yes"
-                                           : "no")
+              sh.available ? (sh.tabulated    ? "table"
+                              : sh.bulk_tiles ? (sh.heavy ? "yes/B" : "no/B")
+                              : sh.heavy      ? "yes"
+                                              : "no")
                            : "-",
               sh.available ? format("%d", sh.registers) : "-",
               sh.available ? format("%d", sh.resident_blocks_per_sm) : "-", check});

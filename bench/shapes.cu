@@ -123,9 +123,10 @@ int run_shapes(const device_info& device, const options& opts) {
         "heavy %s, %d registers, %d blocks/SM resident -> %.3f x memcpy\n",
         e->label().c_str(), name(e->type), copy, model.blocks, model.threads_per_block,
         model.vectors_per_thread, model.max_vectors_per_thread, model.passes,
-        model.tabulated ? "table"
-        : model.heavy   ? "yes"
-                        : "no",
+        model.tabulated    ? "table"
+        : model.bulk_tiles ? (model.heavy ? "yes, bulk tiles" : "no, bulk tiles")
+        : model.heavy      ? "yes"
+                           : "no",
         model.registers, model.resident_blocks_per_sm, shipped_ratio);
 
     std::vector<std::string> titles{"vpt x passes"};

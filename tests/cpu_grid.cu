@@ -364,10 +364,11 @@ TEST_CASE("launch model: wide blocks for one-pass three-array ops that fill the 
   // heavy ones where the budget leaves their math room (the H100's 16-bit and fp32, not double)
   // and the residency is not capped: on an H100 it is (next test case), so wide where the shared
   // memory is not known
-  const cuact::detail::device_facts h100_no_shared{132, 2048, 3.35e12, 1.98e9};
-  CHECK(modelled_backward(h100_no_shared, full_sm, cost_hint::heavy, 6).threads_per_block == wide);
-  CHECK(modelled_backward(h100_no_shared, full_sm, cost_hint::heavy, 12).threads_per_block == wide);
-  CHECK(modelled_backward(h100_no_shared, full_sm, cost_hint::heavy, 24).threads_per_block ==
+  CHECK(modelled_backward(model_h100_no_shared, full_sm, cost_hint::heavy, 6).threads_per_block ==
+        wide);
+  CHECK(modelled_backward(model_h100_no_shared, full_sm, cost_hint::heavy, 12).threads_per_block ==
+        wide);
+  CHECK(modelled_backward(model_h100_no_shared, full_sm, cost_hint::heavy, 24).threads_per_block ==
         narrow);
   CHECK(modelled_backward(h100, full_sm, cost_hint::heavy, 12).threads_per_block == narrow);
   CHECK(modelled_backward(h100, full_sm, cost_hint::heavy, 24).threads_per_block == narrow);
@@ -424,9 +425,10 @@ TEST_CASE("launch model: three-array ops capped where their loads oversubscribe 
   CHECK(modelled_backward(h200, full_sm, cost_hint::heavy, 12).dynamic_shared_bytes == 0);
   // not with little work, or on a device whose shared memory is not known
   CHECK(modelled_backward(h100, full_sm, cost_hint::light, 12, 1000).dynamic_shared_bytes == 0);
-  const cuact::detail::device_facts unknown{132, 2048, 3.35e12, 1.98e9};
-  CHECK(modelled_backward(unknown, full_sm, cost_hint::light, 12).dynamic_shared_bytes == 0);
-  CHECK(modelled_backward(unknown, full_sm, cost_hint::light, 12).threads_per_block ==
+  CHECK(
+      modelled_backward(model_h100_no_shared, full_sm, cost_hint::light, 12).dynamic_shared_bytes ==
+      0);
+  CHECK(modelled_backward(model_h100_no_shared, full_sm, cost_hint::light, 12).threads_per_block ==
         cuact::detail::wide_threads_per_block);
   // the shared memory leaves room for exactly the capped blocks (the runtime's reservation and
   // 128-byte units included), and none is asked above the default 48 KiB per block
@@ -443,6 +445,157 @@ TEST_CASE("launch model: three-array ops capped where their loads oversubscribe 
     CHECK(std::size_t(h100.shared_bytes_per_sm) / per_block == blocks);
   }
   CHECK(cuact::detail::shared_bytes_for_resident_blocks(h100, 0) == 0);
+}
+
+namespace {
+
+/// Sizes that straddle the edges of bulk tiles of V-element vectors: tiles of 37 and of
+/// bulk_tile_threads_per_block vectors, one tile, several, and a 15-element head past them.
+std::vector<std::size_t> bulk_sizes(std::size_t v) {
+  const std::size_t tile = v * cuact::detail::bulk_tile_threads_per_block;
+  std::vector<std::size_t> sizes{0,          1,        v - 1,         v,           v + 1,
+                                 37 * v - 1, 37 * v,   38 * v + 1,    tile - 1,    tile,
+                                 tile + 1,   tile + v, 3 * tile + 15, 7 * tile + 3};
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+/// The grids a bulk-tile launch of `p` must survive: the launch model's (a block per tile of
+/// bulk_tile_threads_per_block vectors), one block stepping over every tile, tiles of 37 and 32
+/// vectors, one thread, and a grid far larger than the tiles.
+template <class Params>
+std::vector<grid_shape> bulk_grids_for(const Params& p) {
+  const auto model = cuact::detail::bulk_tile_launch_shape({}, p.vectors, 0);
+  const std::size_t block = model.threads_per_block;
+  return {{std::max<std::size_t>(1, model.blocks), block},
+          {1, block},
+          {3, 37},
+          {2, 32},
+          {1, 1},
+          {2 * model.blocks + 1, block}};
+}
+
+/// Op (a pass of relu) over T in bulk tiles: every size of bulk_sizes, offsets 0..15, in place,
+/// and one pointer at another offset (scalars only: no tile).
+template <class T, cuact_test::pass P>
+void bulk_tile_matrix(tally& total) {
+  constexpr int inputs = pass_inputs(P);
+  constexpr int V = static_cast<int>(16 / sizeof(T));
+  const auto op = pass_op<P, T>(cuact::relu{});
+  std::uint64_t seed = 5000 + 10 * static_cast<int>(P);
+  const auto run = [&](const sim_layout& layout) {
+    const std::string what = type_name<T>() + " relu " + pass_name(P) + " bulk tiles " +
+                             describe_layout(layout, inputs, 1);
+    sim_result r;
+    if constexpr (inputs == 1) {
+      elementwise_sim<V, decltype(op), type_list<T>, type_list<T>> sim(op, layout);
+      static_assert(cuact::detail::bulk_tiles_fit_v<decltype(sim.params())>);
+      r = sim.run(bulk_grids_for(sim.params()));
+    } else {
+      elementwise_sim<V, decltype(op), type_list<T>, type_list<T, T>> sim(op, layout);
+      r = sim.run(bulk_grids_for(sim.params()));
+    }
+    report_case(r, what, total, layout.n);
+  };
+  for (std::size_t n : bulk_sizes(V)) {
+    for (std::size_t o = 0; o < 16; ++o) {
+      sim_layout l;
+      l.n = n;
+      l.seed = ++seed;
+      l.bulk_tiles = true;
+      std::fill(std::begin(l.in_offset), std::end(l.in_offset), o);
+      std::fill(std::begin(l.out_offset), std::end(l.out_offset), o);
+      run(l);
+      l.in_place = inputs - 1;
+      run(l);
+      if (o % 5 == 0) {
+        l.in_place = -1;
+        l.out_offset[0] = (o + 1) % 16;
+        run(l);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("bulk tiles: every offset x size x grid, in and out of place", "[cpu][grid][bulk]") {
+  // The model takes them for one-input forwards (16-bit on the H100); the kernel serves any params
+  // whose inputs' vectors are 16 bytes, so backwards (two inputs) are simulated too.
+  tally total;
+  bulk_tile_matrix<__nv_bfloat16, pass::forward>(total);
+  bulk_tile_matrix<__half, pass::forward>(total);
+  bulk_tile_matrix<float, pass::forward>(total);
+  bulk_tile_matrix<double, pass::forward>(total);
+  bulk_tile_matrix<__nv_bfloat16, pass::backward>(total);
+  bulk_tile_matrix<float, pass::backward>(total);
+  total.print("bulk tiles");
+  CHECK(total.failed_cases == 0);
+  CHECK(total.cases > 0);
+  // what does not fit: vector state by index (the ReLU mask backward, the flat bias pass), the
+  // held-vector table lookup, vectors narrower than 16 bytes
+  using cuact::detail::bulk_tiles_fit_v;
+  using bf16_params = decltype(cuact::make_elementwise_params<8>(
+      cuact::forward_op<cuact::relu, __nv_bfloat16>{}, static_cast<__nv_bfloat16*>(nullptr), 0,
+      static_cast<const __nv_bfloat16*>(nullptr)));
+  static_assert(bulk_tiles_fit_v<bf16_params>);
+  static_assert(
+      !bulk_tiles_fit_v<decltype(cuact::make_elementwise_params<4>(
+          cuact::forward_op<cuact::relu, __nv_bfloat16>{}, static_cast<__nv_bfloat16*>(nullptr), 0,
+          static_cast<const __nv_bfloat16*>(nullptr)))>);
+  static_assert(!bulk_tiles_fit_v<decltype(cuact::detail::tabulated_params(
+                    std::declval<bf16_params>(), nullptr))>);
+  static_assert(!bulk_tiles_fit_v<decltype(cuact::make_elementwise_params<4>(
+                    cuact::detail::flat_bias_op<cuact::relu, float, float>{},
+                    static_cast<float*>(nullptr), 0, static_cast<const float*>(nullptr)))>);
+}
+
+TEST_CASE("launch model: bulk tiles for the H100's light forwards", "[cpu][grid][launch][bulk]") {
+  using cuact::detail::cost_hint;
+  using cuact::detail::takes_bulk_tiles;
+  const cuact::detail::device_facts h100 = model_h100, h200 = model_h200;
+  const cuact::detail::kernel_facts sm90{16, 32, 90}, sm80{16, 32, 80};
+  constexpr std::size_t vectors = backward_vectors;
+  // what the model gives a forward (two arrays) of `bytes` per element on each device
+  const auto forward = [&](const cuact::detail::device_facts& device, cost_hint hint,
+                           std::size_t bytes, std::size_t v = backward_vectors) {
+    return cuact::detail::model_launch_shape(device, {16, 32}, hint, v, 0, 16, bytes, 2, 2);
+  };
+  for (std::size_t bytes : {4, 8}) {  // 16-bit, fp32
+    CAPTURE(bytes);
+    const auto light = forward(h100, cost_hint::light, bytes);
+    REQUIRE(light.vectors_per_thread == 1);
+    REQUIRE(light.passes == 1);
+    CHECK(takes_bulk_tiles(h100, sm90, light, vectors, bytes, 2));
+    CHECK_FALSE(takes_bulk_tiles(h100, sm80, light, vectors, bytes, 2));  // no bulk copy before 90
+    // not heavy ops (their math needs the threads that wait for the tile), nor functors without a
+    // hint (taken as heavy), nor on the H200 (the budget is tight), nor little work
+    CHECK_FALSE(
+        takes_bulk_tiles(h100, sm90, forward(h100, cost_hint::heavy, bytes), vectors, bytes, 2));
+    CHECK_FALSE(
+        takes_bulk_tiles(h100, sm90, forward(h100, cost_hint::estimate, bytes), vectors, bytes, 2));
+    CHECK_FALSE(
+        takes_bulk_tiles(h200, sm90, forward(h200, cost_hint::light, bytes), vectors, bytes, 2));
+    CHECK_FALSE(
+        takes_bulk_tiles(h100, sm90, forward(h100, cost_hint::light, bytes, 1000), 1000, bytes, 2));
+  }
+  // nor double data, a float-to-16-bit cast, or a backward (three arrays)
+  CHECK_FALSE(takes_bulk_tiles(h100, sm90, forward(h100, cost_hint::light, 16), vectors, 16, 2));
+  CHECK_FALSE(takes_bulk_tiles(h100, sm90, forward(h100, cost_hint::light, 6), vectors, 6, 2));
+  CHECK_FALSE(takes_bulk_tiles(h100, sm90, forward(h100, cost_hint::light, 4), vectors, 6, 3));
+  // the bulk shape: blocks of 256 threads stepping over bulk_tile_passes tiles of 256 vectors, the
+  // model's heavy kept, the staging shared
+  const auto heavy = forward(h100, cost_hint::heavy, 4);
+  const auto bulk = cuact::detail::bulk_tile_launch_shape(heavy, vectors + 1, 4096);
+  CHECK(bulk.threads_per_block == cuact::detail::bulk_tile_threads_per_block);
+  const std::size_t passes = cuact::detail::bulk_tile_passes;
+  CHECK(bulk.blocks == cuact::detail::grid_blocks((vectors + 1 + passes - 1) / passes,
+                                                  cuact::detail::bulk_tile_threads_per_block));
+  CHECK(bulk.vectors_per_thread == 1);
+  CHECK(bulk.passes == passes);
+  CHECK(bulk.heavy);
+  CHECK(bulk.dynamic_shared_bytes == 4096);
 }
 
 TEST_CASE("launch model: a heavy op makes two passes where the budget per array is short",

@@ -18,3 +18,5 @@ cuact_add_test(NAME gpu_fused KIND gpu SOURCES gpu_fused.cu)
 cuact_add_test(NAME gpu_accuracy KIND gpu SOURCES gpu_accuracy.cu)
 # Tabulated bf16 forwards (detail/kernels/table.cuh) bit for bit against the direct path.
 cuact_add_test(NAME gpu_table KIND gpu SOURCES gpu_table.cu)
+# Bulk tiles (detail/kernels/bulk_tile.cuh) launched directly on odd grids, against the reference.
+cuact_add_test(NAME gpu_bulk KIND gpu SOURCES gpu_bulk.cu)

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -36,6 +37,8 @@ struct sim_layout {
   int in_place = -1;               ///< output 0 is this input (same type), or -1
   unsigned vectors_per_thread = 1;
   std::uint64_t seed = 0;
+  bool bulk_tiles =
+      false;  ///< run as bulk_tile_kernel (simulate_bulk_tiles), not elementwise_kernel
 };
 
 inline std::string describe_layout(const sim_layout& l, int inputs, int outputs) {
@@ -45,7 +48,7 @@ inline std::string describe_layout(const sim_layout& l, int inputs, int outputs)
   for (int m = 0; m < outputs; ++m) s += (m ? "," : "") + std::to_string(l.out_offset[m]);
   return s + ") in_place=" + std::to_string(l.in_place) +
          " vectors_per_thread=" + std::to_string(l.vectors_per_thread) +
-         " seed=" + std::to_string(l.seed);
+         " seed=" + std::to_string(l.seed) + (l.bulk_tiles ? " bulk_tiles" : "");
 }
 
 /// What a case found: problems (empty when it passed) and the number of wrong elements.
@@ -53,6 +56,62 @@ struct sim_result {
   std::string problems;
   std::size_t bad = 0;
 };
+
+/// f(std::integral_constant<std::size_t, K>{}) for each K.
+template <class F, std::size_t... K>
+void for_each_index(F&& f, std::index_sequence<K...>) {
+  (f(std::integral_constant<std::size_t, K>{}), ...);
+}
+
+/// bulk_tile_kernel's index logic over a simulated grid: each block steps over its tiles
+/// (detail::bulk_tile_at), the tile's bytes of every input (detail::bulk_tile_source) copied into a
+/// poisoned staging buffer where the GPU's bulk copy would put them, each 16-byte unit read
+/// through the log under the thread that computes it (the copy moves whole, 16-byte-aligned units
+/// of a contiguous range), then every lane's detail::compute_staged_vector, then
+/// detail::scalar_steps for every thread. Returns what the tiles themselves got wrong.
+template <class Params>
+std::string simulate_bulk_tiles(access_log& log, const Params& p, grid_shape grid) {
+  namespace cd = cuact::detail;
+  constexpr std::size_t unit = cd::bulk_copy_vector_bytes;
+  const auto tile_vectors = static_cast<unsigned>(grid.threads);
+  std::vector<unsigned char> staging(cd::bulk_tile_staging_bytes<Params>(tile_vectors));
+  std::string problems;
+  const std::size_t tiles = cd::bulk_tile_count(p, tile_vectors);
+  std::size_t covered = 0;
+  for (std::size_t block = 0; block < grid.blocks; ++block) {
+    for (std::size_t t = block; t < tiles; t += grid.blocks) {
+      const cd::bulk_tile tile = cd::bulk_tile_at(p, tile_vectors, t);
+      if (tile.vectors == 0 || tile.vectors > tile_vectors ||
+          tile.first_vector + tile.vectors > p.vectors) {
+        problems += "tile " + std::to_string(t) + " outside the vectors; ";
+        continue;
+      }
+      covered += tile.vectors;
+      std::fill(staging.begin(), staging.end(), static_cast<unsigned char>(0xA5));
+      const auto stage = [&](auto input) {
+        constexpr std::size_t k = decltype(input)::value;
+        const auto* source =
+            static_cast<const cd::vector_of<std::uint32_t, 4>*>(cd::bulk_tile_source<k>(p, tile));
+        for (unsigned lane = 0; lane < tile.vectors; ++lane) {
+          log.set_thread(static_cast<std::int64_t>(block * grid.threads + lane));
+          const auto value = recording_access{&log}.load(source + lane);
+          std::memcpy(staging.data() + (k * tile_vectors + lane) * unit, &value, unit);
+        }
+      };
+      for_each_index(stage, std::make_index_sequence<Params::num_inputs>{});
+      for (unsigned lane = 0; lane < tile.vectors; ++lane) {
+        log.set_thread(static_cast<std::int64_t>(block * grid.threads + lane));
+        cd::compute_staged_vector(p, tile, tile_vectors, lane, staging.data(),
+                                  recording_access{&log});
+      }
+    }
+  }
+  if (covered != p.vectors) problems += "the tiles do not cover the vectors; ";
+  simulate_grid(log, grid, [&](std::size_t t, std::size_t num_threads) {
+    cd::scalar_steps(p, t, num_threads, recording_access{&log});
+  });
+  return problems;
+}
 
 template <int V, class Op, class Outputs, class Inputs>
 class elementwise_sim;
@@ -185,10 +244,16 @@ class elementwise_sim<V, Op, cuact::detail::type_list<Out...>, cuact::detail::ty
       out_region.push_back(aliased ? in_region[static_cast<std::size_t>(l_.in_place)]
                                    : log.add_region(out_[m]->data(), l_.n * sizes_out()[m]));
     }
-    simulate_grid(log, grid, [&](std::size_t t, std::size_t num_threads) {
-      cuact::elementwise_thread(p, t, num_threads, recording_access{&log});
-    });
     std::string& problems = result_.problems;
+    if (!l_.bulk_tiles) {
+      simulate_grid(log, grid, [&](std::size_t t, std::size_t num_threads) {
+        cuact::elementwise_thread(p, t, num_threads, recording_access{&log});
+      });
+    } else if constexpr (cuact::detail::bulk_tiles_fit_v<Params>) {
+      problems += simulate_bulk_tiles(log, p, grid);
+    } else {
+      problems += "bad layout: these params do not run as bulk tiles; ";
+    }
     const std::string where =
         " (grid " + std::to_string(grid.blocks) + "x" + std::to_string(grid.threads) + ")";
     for (const std::string& e : log.errors()) problems += e + where + "; ";

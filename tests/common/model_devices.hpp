@@ -7,3 +7,5 @@
 
 inline constexpr cuact::detail::device_facts model_h100{132, 2048, 3.35e12, 1.98e9, 233472, 1024};
 inline constexpr cuact::detail::device_facts model_h200{132, 2048, 4.8e12, 1.98e9, 233472, 1024};
+/// An H100 whose shared memory per SM is not known (0): no launch caps its resident blocks.
+inline constexpr cuact::detail::device_facts model_h100_no_shared{132, 2048, 3.35e12, 1.98e9};

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "config.cuh"
+#include "kernels/bulk_tile.cuh"
 #include "kernels/elementwise.cuh"
 #include "kernels/relu_mask.cuh"
 #include "kernels/rows.cuh"
@@ -257,8 +258,43 @@ struct keep_shape {
   void operator()(Params&, launch_shape&) const {}
 };
 
+/// Params whose launches may run as bulk tiles (launch.cuh: takes_bulk_tiles): one input, one
+/// output, both 16-bit or both float (any data under CUACT_BULK_TILES 2), fitting the kernel
+/// (bulk_tiles_fit_v). Only these instantiate bulk_tile_kernel.
+template <class Params>
+inline constexpr bool bulk_tiles_considered_v =
+    bulk_tiles_fit_v<Params>&& Params::num_inputs == 1 && Params::num_outputs == 1 &&
+    (CUACT_BULK_TILES == 2 || Params::bytes_per_element == 4 || Params::bytes_per_element == 8);
+
+/// Whether params, which the model shaped as `modelled`, run as bulk tiles on `device`
+/// (takes_bulk_tiles, for bulk_tile_kernel's facts there); if so, `shape` becomes their shape.
+template <class Params>
+cudaError_t choose_bulk_tiles(const Params& params, int device, const launch_shape& modelled,
+                              bool& bulk, launch_shape& shape) {
+  bulk = false;
+  if constexpr (bulk_tiles_considered_v<Params>) {
+    device_facts device_info{};
+    if (const cudaError_t status = get_device_facts(device, device_info); status != cudaSuccess) {
+      return status;
+    }
+    kernel_facts bulk_facts{};
+    if (const cudaError_t status = get_kernel_facts(bulk_tile_kernel<Params>, device, bulk_facts);
+        status != cudaSuccess) {
+      return status;
+    }
+    if (takes_bulk_tiles(device_info, bulk_facts, modelled, params.vectors,
+                         Params::bytes_per_element, Params::arrays_per_element)) {
+      bulk = true;
+      shape = bulk_tile_launch_shape(modelled, params.vectors,
+                                     bulk_tile_staging_bytes<Params>(bulk_tile_threads_per_block));
+    }
+  }
+  return cudaSuccess;
+}
+
 /// Launches elementwise_kernel over params' split in the launch model's shape, after
-/// adjust(params, shape) (the flat bias pass rounds its grid to whole rows there).
+/// adjust(params, shape) (the flat bias pass rounds its grid to whole rows there), or, where the
+/// model's shape is unadjusted and choose_bulk_tiles takes it, bulk_tile_kernel.
 template <class Params, class Adjust = keep_shape>
 cudaError_t launch_modelled(Params params, int device, cost_hint hint, cudaStream_t stream,
                             const Adjust& adjust = {}) {
@@ -269,6 +305,15 @@ cudaError_t launch_modelled(Params params, int device, cost_hint hint, cudaStrea
     return status;
   }
   params.vectors_per_thread = shape.vectors_per_thread;
+  if constexpr (std::is_same_v<Adjust, keep_shape> && bulk_tiles_considered_v<Params>) {
+    bool bulk = false;
+    launch_shape bulk_shape{};
+    if (const cudaError_t status = choose_bulk_tiles(params, device, shape, bulk, bulk_shape);
+        status != cudaSuccess) {
+      return status;
+    }
+    if (bulk) return launch_kernel(bulk_tile_kernel<Params>, params, bulk_shape, stream);
+  }
   adjust(params, shape);
   return launch_kernel(elementwise_kernel<Params>, params, shape, stream);
 }

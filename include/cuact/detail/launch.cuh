@@ -588,6 +588,66 @@ inline launch_shape tabulated_launch_shape(const device_facts& device, std::size
   return {grid_blocks(threads, block), block, k, passes, true};
 }
 
+/// Threads per block of a bulk-tile launch (kernels/bulk_tile.cuh), the vectors of each tile:
+/// CUB's sm_90 tile. H100, bf16 relu and silu forwards (bench/results/h100/
+/// bulk_copy_16bit_s25.txt, x memcpy): 256 threads of one vector each 1.005 and 1.010; two or
+/// four vectors per thread (256 x 2, 256 x 4, 128 x 4) 0.990-0.999.
+inline constexpr unsigned bulk_tile_threads_per_block = 256;
+
+/// Which launches run as bulk tiles: 0 none, 1 those the model picks (takes_bulk_tiles), 2 every
+/// one-input, one-output launch that fits and is not small work, whatever its data, cost and
+/// device (for measuring the rule, not for use).
+#ifndef CUACT_BULK_TILES
+#define CUACT_BULK_TILES 1
+#endif
+
+/// Whether the launch the model shaped as `shape` for a one-input, one-output operation over
+/// `vectors` full vectors runs as bulk tiles instead (kernels/bulk_tile.cuh), where its params fit
+/// them and `bulk_kernel` (the bulk-tile kernel's facts) was compiled for sm_90 or later: a light
+/// operation (shape.heavy false: declared `is_heavy = false`) on 16-bit or float data where the
+/// budget leaves float math room (budget_is_roomy_for_float_math: an H100, not an H200) and the
+/// model's shape is one vector per thread in one pass, over more than little work (four waves of
+/// full SMs, as model_launch_shape's little work). Why (bench/results/h100/bulk_tiles_ab.txt,
+/// --family, every one-input launch as bulk tiles against none, one H100, two runs each, x
+/// memcpy): the 20 light 16-bit forwards 1.000-1.002 -> 1.007-1.010 (x CUB 0.994-0.996 ->
+/// 1.000-1.005), the 10 light fp32 forwards 0.999-1.000 -> 1.004-1.007; the heavy ones from -9.6%
+/// (bf16 softplus 0.925) to +0.8% (fp32 tanh): their math needs the threads that wait for the
+/// tile. Blocks that step over two tiles with the next one's copy in flight lost on every row
+/// (0.991-0.999 at two or four tiles per block).
+inline bool takes_bulk_tiles(const device_facts& device, const kernel_facts& bulk_kernel,
+                             const launch_shape& shape, std::size_t vectors,
+                             std::size_t bytes_per_element, unsigned arrays_per_element) {
+  const double waves = static_cast<double>(device.sm_count) * device.max_threads_per_sm;
+  if (CUACT_BULK_TILES == 0 || bulk_kernel.binary_version < 90 || arrays_per_element != 2 ||
+      static_cast<double>(vectors) < 4 * waves) {
+    return false;
+  }
+  if (CUACT_BULK_TILES == 2) return true;
+  return !shape.heavy &&
+         budget_is_roomy_for_float_math(device, bytes_per_element, arrays_per_element) &&
+         shape.passes == 1 && shape.vectors_per_thread == 1;
+}
+
+/// Grid-stride steps of each block of a bulk-tile launch: one tile per block. Blocks that step over
+/// two or four tiles, the copy of the next in flight while their threads compute one
+/// (kernels/bulk_tile.cuh: bulk_tile_stages), lost on every row (see takes_bulk_tiles).
+inline constexpr unsigned bulk_tile_passes = 1;
+
+/// The shape of a bulk-tile launch over `vectors` full vectors, for an operation the model shaped
+/// as `modelled`: blocks of bulk_tile_threads_per_block threads, each stepping over
+/// bulk_tile_passes tiles of as many vectors (the grid capped as grid_blocks caps it),
+/// `staging_bytes` of dynamic shared memory per block.
+inline launch_shape bulk_tile_launch_shape(const launch_shape& modelled, std::size_t vectors,
+                                           std::size_t staging_bytes) {
+  const std::size_t tiles_per_pass = (vectors + bulk_tile_passes - 1) / bulk_tile_passes;
+  return {grid_blocks(tiles_per_pass, bulk_tile_threads_per_block),
+          bulk_tile_threads_per_block,
+          1,
+          bulk_tile_passes,
+          modelled.heavy,
+          staging_bytes};
+}
+
 /// Reads the device's and the kernel's facts (cached) and returns the modelled shape.
 template <class Params>
 cudaError_t choose_launch_shape(void (*kernel)(Params), int device, cost_hint hint,

@@ -428,6 +428,25 @@ template <class Access>
 inline constexpr bool
     has_ready_v<Access, std::void_t<decltype(std::declval<const Access&>().ready())>> = true;
 
+/// The scalar head and tail, in grid-stride order: thread `thread` of `num_threads` handles
+/// scalars thread, thread + num_threads, ... of the head followed by the tail (elementwise_thread's
+/// last step, and kernels/bulk_tile.cuh's).
+#pragma nv_exec_check_disable
+template <class Op, int VecWidth, class... Out, class... In, class Access>
+CUACT_HOST_DEVICE void scalar_steps(
+    const elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>& params,
+    std::size_t thread, std::size_t num_threads, const Access& access) {
+  const std::size_t scalars = params.head + params.tail;
+  const std::size_t tail_shift = params.vectors * VecWidth;  // the tail starts after the vectors
+  for (std::size_t s = thread; s < scalars; s += num_threads) {
+    const std::size_t index = s < params.head ? s : s + tail_shift;
+    compute_and_store<1>(params, index,
+                         load_inputs<1>(params, index, access, std::index_sequence_for<In...>{}),
+                         no_vector_state{}, access, std::index_sequence_for<In...>{},
+                         std::index_sequence_for<Out...>{});
+  }
+}
+
 /// The per-thread body: thread `thread` of `num_threads` handles vectors thread,
 /// thread + num_threads, ..., loading vectors_per_thread of them before computing any (so their
 /// loads are in flight together), and then the head and tail scalars in the same grid-stride
@@ -501,13 +520,7 @@ CUACT_HOST_DEVICE void elementwise_thread(
   if constexpr (has_ready_v<Access>) {
     if (!ready) access.ready();
   }
-  const std::size_t scalars = params.head + params.tail;
-  const std::size_t tail_shift = params.vectors * VecWidth;  // the tail starts after the vectors
-  for (std::size_t s = thread; s < scalars; s += num_threads) {
-    const std::size_t index = s < params.head ? s : s + tail_shift;
-    compute_and_store<1>(params, index, load_inputs<1>(params, index, access, inputs),
-                         no_vector_state{}, access, inputs, outputs);
-  }
+  scalar_steps(params, thread, num_threads, access);
 }
 
 /// The kernel: a grid-stride loop over elementwise_thread, correct for any grid and block size.
