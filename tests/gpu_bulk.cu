@@ -63,16 +63,7 @@ void check_bulk(const char* name, const A& act, std::size_t n) {
                                 device_memory((n + slack) * sizeof(T))};
   device_memory out_memory((n + slack) * sizeof(T)), want_memory(n * sizeof(T));
   T* const want = want_memory.get<T>();
-  struct placement {
-    const char* what;
-    std::size_t in_offset, out_offset;
-    bool in_place;
-  };
-  const placement placements[] = {{"out of place, co-aligned", 0, 0, false},
-                                  {"out of place, scalar head", 3, 3, false},
-                                  {"out of place, not co-aligned", 1, 2, false},
-                                  {"in place", 5, 5, true}};
-  for (const placement& p : placements) {
+  for (const array_placement& p : standard_placements) {
     T* in[2] = {in_memory[0].get<T>() + p.in_offset, in_memory[1].get<T>() + p.in_offset};
     T* const out = p.in_place ? in[inputs - 1] : out_memory.get<T>() + p.out_offset;
     const auto fill = [&] {

@@ -100,16 +100,7 @@ void check_tabulated_at(const char* name, const A& act, std::size_t n) {
   bf16* const direct = direct_memory.get<bf16>();
   bf16* const out_base = out_memory.get<bf16>();
 
-  struct placement {
-    const char* what;
-    std::size_t in_offset, out_offset;
-    bool in_place;
-  };
-  const placement placements[] = {{"out of place, co-aligned", 0, 0, false},
-                                  {"out of place, scalar head", 3, 3, false},
-                                  {"out of place, not co-aligned", 1, 2, false},
-                                  {"in place", 5, 5, true}};
-  for (const placement& p : placements) {
+  for (const array_placement& p : standard_placements) {
     INFO(name << ": " << p.what << ", n = " << n);
     CUACT_CUDA_REQUIRE(cudaMemset(input_base, guard_byte, (n + slack) * sizeof(bf16)));
     CUACT_CUDA_REQUIRE(cudaMemset(out_base, guard_byte, (n + slack) * sizeof(bf16)));

@@ -149,6 +149,20 @@ class guarded_arena {
   pinned_memory host_;
 };
 
+/// Where a case puts its arrays: input and output offsets in elements from an allocation's start,
+/// or the output in place over the input.
+struct array_placement {
+  const char* what;
+  std::size_t in_offset, out_offset;
+  bool in_place;
+};
+/// Out of place co-aligned, with a scalar head, not co-aligned (scalars only), and in place.
+inline constexpr array_placement standard_placements[] = {
+    {"out of place, co-aligned", 0, 0, false},
+    {"out of place, scalar head", 3, 3, false},
+    {"out of place, not co-aligned", 1, 2, false},
+    {"in place", 5, 5, true}};
+
 // ---- kernels --------------------------------------------------------------------------------
 
 inline __device__ std::size_t global_thread() {
