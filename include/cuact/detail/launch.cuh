@@ -42,6 +42,9 @@
 ///   resident blocks per SM by dynamic shared memory it does not use, fewer for a light one than
 ///   for a heavy one, whose math needs the threads (throttled_resident_blocks: H100 backwards
 ///   +0.9%, heavy ones +0.2% to +0.9%).
+/// - **Bulk tiles.** A light one-input forward of 16-bit or fp32 data where the budget is roomy (an
+///   H100) runs as bulk tiles instead (kernels/bulk_tile.cuh: each block copies its tile into
+///   shared memory by cp.async.bulk, as CUB's sm_90 path does): takes_bulk_tiles.
 /// - **Small work.** Below one full wave of resident threads, one vector per thread, so every SM
 ///   gets work.
 /// - **Tabulated bf16 forwards** (kernels/table.cuh). A bf16 forward without a cost hint (a user's

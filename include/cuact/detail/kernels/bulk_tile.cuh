@@ -4,10 +4,10 @@
 /// block's threads issue no loads), waits on an mbarrier, and each thread computes one vector of
 /// the tile from shared memory and stores it; blocks step over tiles grid-stride, and the scalar
 /// head and tail are elementwise_thread's. cub::DeviceTransform's sm_90 path does the same.
-/// Why: where the launch model picks it (launch.cuh: takes_bulk_tiles), on the H100's 16-bit
-/// forwards, a prototype ran 0.3-0.8% faster than elementwise_kernel's one vector per thread
-/// (bench/results/h100/bulk_copy_16bit_s25.txt: bf16 relu 1.005 x memcpy against 1.002, silu
-/// 1.010 against 1.002, CUB 1.004 and 1.008).
+/// Why: light one-input forwards on the H100 ran 0.5-0.9% faster so than as elementwise_kernel's
+/// one vector per thread, ahead of CUB (bench/results/h100/bulk_tiles_ab.txt, --family: the 16-bit
+/// ones 1.000-1.002 -> 1.007-1.010 x memcpy, x CUB 0.994-0.996 -> 1.000-1.005); heavy ones and
+/// the H200 lost (launch.cuh: takes_bulk_tiles says where the model takes it).
 ///
 /// The index logic (bulk_tile_at, bulk_tile_source, compute_staged_vector, scalar_steps) is
 /// host-device: the CPU tests run it over simulated grids, with a host copy standing in for the
