@@ -187,11 +187,12 @@ TEST_CASE("bulk tiles on the device: every grid, size and placement", "[gpu][bul
   int device = 0;
   CUACT_CUDA_REQUIRE(cudaGetDevice(&device));
   using bf16 = __nv_bfloat16;
-  const auto probe = cuact::make_elementwise_params<8>(cuact::forward_op<cuact::relu, bf16>{},
-                                                       static_cast<bf16*>(nullptr), 0,
-                                                       static_cast<const bf16*>(nullptr));
+  // Only the params' type is needed: which binary the device runs for this kernel.
+  using probe_params = decltype(cuact::make_elementwise_params<8>(
+      cuact::forward_op<cuact::relu, bf16>{}, static_cast<bf16*>(nullptr), 0,
+      static_cast<const bf16*>(nullptr)));
   CUACT_CUDA_REQUIRE(cuact::detail::get_kernel_facts(
-      cuact::detail::bulk_tile_kernel<std::remove_const_t<decltype(probe)>>, device, facts));
+      cuact::detail::bulk_tile_kernel<std::remove_const_t<probe_params>>, device, facts));
   if (facts.binary_version < 90) {
     WARN("bulk tiles need sm_90: this device runs sm_" << facts.binary_version << " code");
     return;
