@@ -105,8 +105,8 @@ shape_report shape_of(const cuact::detail::launch_shape& shape, int registers,
 }
 
 /// The launch shape the model picks for op over these arrays: the same params type as cuact's
-/// entry builds, the same kernel instantiation, the same call into the model
-/// (detail::model_shape, as detail::run_elementwise makes it).
+/// entry builds, the same kernel instantiation, the same plan (detail::plan_launch, as
+/// detail::launch_modelled makes it: the kernel too, elementwise or bulk tiles).
 /// A tabulable op (a forward: Tabulable) on bf16 data over at least tabulated_min_elements
 /// reports the tabulated kernel's fixed shape (detail::run_tabulated), its registers and its
 /// resident blocks with the table in shared memory.
@@ -148,55 +148,34 @@ shape_report modelled_shape(Op op, cuact::detail::cost_hint hint, T* out, std::s
     cudaGetLastError();
     return report;
   }
-  // the instantiation run_elementwise launches (its own, or the one-vector one)
+  // the instantiation run_elementwise launches (its own, or the one-vector one), planned as
+  // launch_modelled plans it (its kernel: elementwise_kernel, or bulk tiles)
   const cudaError_t status =
       cuact::detail::with_launched_params(params, device, hint, [&](const auto& launched) {
+        auto planned = launched;
         using launched_t = std::remove_const_t<std::remove_reference_t<decltype(launched)>>;
-        const auto kernel = cuact::elementwise_kernel<launched_t>;
+        cuact::detail::launch_plan plan{};
+        if (const cudaError_t s = cuact::detail::plan_launch(planned, device, hint, true, plan);
+            s != cudaSuccess) {
+          return s;
+        }
+        const auto kernel = cuact::detail::planned_kernel<launched_t>(plan);
         cuact::detail::kernel_facts facts{};
-        cuact::detail::launch_shape shape{};
         if (const cudaError_t s = cuact::detail::get_kernel_facts(kernel, device, facts);
             s != cudaSuccess) {
           return s;
         }
-        if (const cudaError_t s =
-                cuact::detail::model_shape(kernel, device, hint, launched, 1, shape);
-            s != cudaSuccess) {
-          return s;
-        }
         report.resident_blocks_per_sm = facts.resident_blocks_per_sm;
-        // bulk tiles where run_elementwise takes them (detail::choose_bulk_tiles)
-        cuact::detail::launch_shape bulk_shape{};
-        if (const cudaError_t s = cuact::detail::choose_bulk_tiles(launched, device, shape,
-                                                                   report.bulk_tiles, bulk_shape);
-            s != cudaSuccess) {
-          return s;
-        }
-        if constexpr (cuact::detail::bulk_tiles_considered_v<launched_t>) {
-          if (report.bulk_tiles) {
-            const auto bulk_kernel = cuact::detail::bulk_tile_kernel<launched_t>;
-            if (const cudaError_t s = cuact::detail::get_kernel_facts(bulk_kernel, device, facts);
-                s != cudaSuccess) {
-              return s;
-            }
-            shape = bulk_shape;
-            if (const cudaError_t s = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                    &report.resident_blocks_per_sm, bulk_kernel,
-                    static_cast<int>(shape.threads_per_block), shape.dynamic_shared_bytes);
-                s != cudaSuccess) {
-              return s;
-            }
-          }
-        }
-        if (shape.dynamic_shared_bytes != 0 && !report.bulk_tiles) {  // capped residency
+        report.bulk_tiles = plan.bulk_tiles;
+        if (plan.shape.dynamic_shared_bytes != 0) {  // residency capped by the shared memory
           if (const cudaError_t s = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                  &report.resident_blocks_per_sm, kernel, static_cast<int>(shape.threads_per_block),
-                  shape.dynamic_shared_bytes);
+                  &report.resident_blocks_per_sm, kernel,
+                  static_cast<int>(plan.shape.threads_per_block), plan.shape.dynamic_shared_bytes);
               s != cudaSuccess) {
             return s;
           }
         }
-        report = shape_of<launched_t>(shape, facts.registers_per_thread, report);
+        report = shape_of<launched_t>(plan.shape, facts.registers_per_thread, report);
         return cudaSuccess;
       });
   if (status != cudaSuccess) {

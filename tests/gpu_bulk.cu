@@ -160,15 +160,12 @@ void check_entry(const char* name, const A& act, std::size_t n) {
   bool bulk = false;
   const cudaError_t status = cuact::detail::with_launched_params(
       params, device, cuact::detail::forward_cost<A>, [&](const auto& launched) {
-        using launched_t = std::remove_const_t<std::remove_reference_t<decltype(launched)>>;
-        cuact::detail::launch_shape shape{}, bulk_shape{};
-        if (const cudaError_t s =
-                cuact::detail::model_shape(cuact::elementwise_kernel<launched_t>, device,
-                                           cuact::detail::forward_cost<A>, launched, 1, shape);
-            s != cudaSuccess) {
-          return s;
-        }
-        return cuact::detail::choose_bulk_tiles(launched, device, shape, bulk, bulk_shape);
+        auto planned = launched;
+        cuact::detail::launch_plan plan{};
+        const cudaError_t s =
+            cuact::detail::plan_launch(planned, device, cuact::detail::forward_cost<A>, true, plan);
+        bulk = plan.bulk_tiles;
+        return s;
       });
   REQUIRE(status == cudaSuccess);
   std::printf("entry %s %s, n = %zu: %s\n", name, type_name<T>().c_str(), n,

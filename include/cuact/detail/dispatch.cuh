@@ -266,12 +266,18 @@ inline constexpr bool bulk_tiles_considered_v =
     bulk_tiles_fit_v<Params>&& Params::num_inputs == 1 && Params::num_outputs == 1 &&
     (CUACT_BULK_TILES == 2 || Params::bytes_per_element == 4 || Params::bytes_per_element == 8);
 
-/// Whether params, which the model shaped as `modelled`, run as bulk tiles on `device`
-/// (takes_bulk_tiles, for bulk_tile_kernel's facts there); if so, `shape` becomes their shape.
+/// The launch launch_modelled makes: its shape, and whether bulk_tile_kernel runs it rather than
+/// elementwise_kernel (launch.cuh: takes_bulk_tiles). The bench reports it and gpu_bulk checks it,
+/// from this one plan (plan_launch), so neither repeats the choice.
+struct launch_plan {
+  launch_shape shape{};
+  bool bulk_tiles = false;
+};
+
+/// Where takes_bulk_tiles holds for params, which the model shaped as plan.shape (for
+/// bulk_tile_kernel's facts on `device`), plan becomes theirs.
 template <class Params>
-cudaError_t choose_bulk_tiles(const Params& params, int device, const launch_shape& modelled,
-                              bool& bulk, launch_shape& shape) {
-  bulk = false;
+cudaError_t choose_bulk_tiles(const Params& params, int device, launch_plan& plan) {
   if constexpr (bulk_tiles_considered_v<Params>) {
     device_facts device_info{};
     if (const cudaError_t status = get_device_facts(device, device_info); status != cudaSuccess) {
@@ -282,40 +288,53 @@ cudaError_t choose_bulk_tiles(const Params& params, int device, const launch_sha
         status != cudaSuccess) {
       return status;
     }
-    if (takes_bulk_tiles(device_info, bulk_facts, modelled, params.vectors,
+    if (takes_bulk_tiles(device_info, bulk_facts, plan.shape, params.vectors,
                          Params::bytes_per_element, Params::arrays_per_element)) {
-      bulk = true;
-      shape = bulk_tile_launch_shape(modelled, params.vectors,
-                                     bulk_tile_staging_bytes<Params>(bulk_tile_threads_per_block));
+      plan.bulk_tiles = true;
+      plan.shape = bulk_tile_launch_shape(
+          plan.shape, params.vectors, bulk_tile_staging_bytes<Params>(bulk_tile_threads_per_block));
     }
   }
   return cudaSuccess;
 }
 
-/// Launches elementwise_kernel over params' split in the launch model's shape, after
-/// adjust(params, shape) (the flat bias pass rounds its grid to whole rows there), or, where the
-/// model's shape is unadjusted and choose_bulk_tiles takes it, bulk_tile_kernel.
-template <class Params, class Adjust = keep_shape>
-cudaError_t launch_modelled(Params params, int device, cost_hint hint, cudaStream_t stream,
-                            const Adjust& adjust = {}) {
-  launch_shape shape{};
+/// Plans params' launch: the model's shape for elementwise_kernel (its vectors per thread set in
+/// params), then bulk tiles where `may_take_bulk_tiles` and choose_bulk_tiles takes them.
+template <class Params>
+cudaError_t plan_launch(Params& params, int device, cost_hint hint, bool may_take_bulk_tiles,
+                        launch_plan& plan) {
+  plan = launch_plan{};
   if (const cudaError_t status =
-          model_shape(elementwise_kernel<Params>, device, hint, params, 1, shape);
+          model_shape(elementwise_kernel<Params>, device, hint, params, 1, plan.shape);
       status != cudaSuccess) {
     return status;
   }
-  params.vectors_per_thread = shape.vectors_per_thread;
-  if constexpr (std::is_same_v<Adjust, keep_shape> && bulk_tiles_considered_v<Params>) {
-    bool bulk = false;
-    launch_shape bulk_shape{};
-    if (const cudaError_t status = choose_bulk_tiles(params, device, shape, bulk, bulk_shape);
-        status != cudaSuccess) {
-      return status;
-    }
-    if (bulk) return launch_kernel(bulk_tile_kernel<Params>, params, bulk_shape, stream);
+  params.vectors_per_thread = plan.shape.vectors_per_thread;
+  return may_take_bulk_tiles ? choose_bulk_tiles(params, device, plan) : cudaSuccess;
+}
+
+/// The kernel that runs params as `plan` says.
+template <class Params>
+auto planned_kernel(const launch_plan& plan) {
+  if constexpr (bulk_tiles_considered_v<Params>) {
+    if (plan.bulk_tiles) return bulk_tile_kernel<Params>;
   }
-  adjust(params, shape);
-  return launch_kernel(elementwise_kernel<Params>, params, shape, stream);
+  return elementwise_kernel<Params>;
+}
+
+/// Launches params' split as plan_launch plans it, after adjust(params, shape) (the flat bias pass
+/// rounds its grid to whole rows there); an adjusted launch never runs as bulk tiles.
+template <class Params, class Adjust = keep_shape>
+cudaError_t launch_modelled(Params params, int device, cost_hint hint, cudaStream_t stream,
+                            const Adjust& adjust = {}) {
+  launch_plan plan{};
+  if (const cudaError_t status =
+          plan_launch(params, device, hint, std::is_same_v<Adjust, keep_shape>, plan);
+      status != cudaSuccess) {
+    return status;
+  }
+  if (!plan.bulk_tiles) adjust(params, plan.shape);
+  return launch_kernel(planned_kernel<Params>(plan), params, plan.shape, stream);
 }
 
 /// Launches params (validated) as run_elementwise does: the instantiation with_launched_params
