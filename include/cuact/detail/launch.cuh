@@ -642,8 +642,8 @@ inline constexpr unsigned bulk_tile_passes = 1;
 /// `staging_bytes` of dynamic shared memory per block.
 inline launch_shape bulk_tile_launch_shape(const launch_shape& modelled, std::size_t vectors,
                                            std::size_t staging_bytes) {
-  const std::size_t tiles_per_pass = (vectors + bulk_tile_passes - 1) / bulk_tile_passes;
-  return {grid_blocks(tiles_per_pass, bulk_tile_threads_per_block),
+  const std::size_t vectors_per_pass = (vectors + bulk_tile_passes - 1) / bulk_tile_passes;
+  return {grid_blocks(vectors_per_pass, bulk_tile_threads_per_block),
           bulk_tile_threads_per_block,
           1,
           bulk_tile_passes,
