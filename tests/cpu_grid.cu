@@ -764,7 +764,7 @@ TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][l
               }
               const double wave = double(kernel.resident_blocks_per_sm) *
                                   cuact::detail::threads_per_block * device.sm_count;
-              if (double(v) < wave) {  // little work: one vector per thread, so every SM gets some
+              if (cuact::detail::is_little_work(v, wave)) {  // one vector per thread in one pass
                 REQUIRE(shape.vectors_per_thread == 1);
                 REQUIRE(shape.passes == 1);
               }

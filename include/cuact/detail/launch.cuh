@@ -45,8 +45,8 @@
 /// - **Bulk tiles.** A light one-input forward of 16-bit or fp32 data where the budget is roomy (an
 ///   H100) runs as bulk tiles instead (kernels/bulk_tile.cuh: each block copies its tile into
 ///   shared memory by cp.async.bulk, as CUB's sm_90 path does): takes_bulk_tiles.
-/// - **Small work.** Below one full wave of resident threads, one vector per thread, so every SM
-///   gets work.
+/// - **Little work.** Below four waves of resident threads (is_little_work), one vector per thread
+///   in one pass, so every SM gets work.
 /// - **Tabulated bf16 forwards** (kernels/table.cuh). A bf16 forward without a cost hint (a user's
 ///   plainly written functor) over at least tabulated_min_elements elements is looked up from a
 ///   table of the functor's own results instead of computed: about twenty issued instructions per
@@ -422,6 +422,14 @@ inline unsigned grid_blocks(std::size_t threads, unsigned block) {
   return blocks < static_cast<std::size_t>(INT_MAX) ? static_cast<unsigned>(blocks) : INT_MAX;
 }
 
+/// Little work: fewer full vectors than little_work_waves waves of `threads_per_wave` threads
+/// (threads resident per SM x SMs). The model spreads it over every SM (one vector per thread in
+/// one pass: more per thread would leave SMs idle), and it never runs as bulk tiles.
+inline constexpr double little_work_waves = 4;
+inline bool is_little_work(std::size_t vectors, double threads_per_wave) {
+  return static_cast<double>(vectors) < little_work_waves * threads_per_wave;
+}
+
 /// Issued instructions per element the device can afford at full memory bandwidth:
 /// 128 thread-instructions per clock per SM (4 schedulers x 32 lanes) over elements per second.
 inline double instruction_budget(const device_facts& device, std::size_t bytes_per_element) {
@@ -540,7 +548,7 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
   unsigned passes = heavy && (tight || estimated) ? 2 : 1;
   if (compute_bound && tight && compute_bound_passes > passes) passes = compute_bound_passes;
   const double wave = resident_threads * device.sm_count;
-  const bool little_work = static_cast<double>(vectors) < wave * 4;
+  const bool little_work = is_little_work(vectors, wave);
   if (little_work) {  // spread it over every SM
     k = 1;
     passes = 1;
@@ -548,8 +556,8 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
   k = k < 1 ? 1 : (k > max_vectors_per_thread ? max_vectors_per_thread : k);
   // At least one wave of resident threads: passes beyond that would leave SMs without work. It
   // binds where vectors per thread x passes exceed the waves of work, so above the little-work
-  // threshold (four waves) only for more than four of them per thread: two vectors in gelu's four
-  // passes, a walk's rows in flight times its passes, more than four declared passes
+  // threshold (little_work_waves) only for more than four of them per thread: two vectors in
+  // gelu's four passes, a walk's rows in flight times its passes, more than four declared passes
   const double full_waves = static_cast<double>(vectors) / (wave * k);
   if (passes > 1 && static_cast<double>(passes) > full_waves) {
     passes = full_waves < 1 ? 1u : static_cast<unsigned>(full_waves);
@@ -609,20 +617,20 @@ inline constexpr unsigned bulk_tile_threads_per_block = 256;
 /// them and `bulk_kernel` (the bulk-tile kernel's facts) was compiled for sm_90 or later: a light
 /// operation (shape.heavy false: declared `is_heavy = false`) on 16-bit or float data where the
 /// budget leaves float math room (budget_is_roomy_for_float_math: an H100, not an H200) and the
-/// model's shape is one vector per thread in one pass, over more than little work (four waves of
-/// full SMs, as model_launch_shape's little work). Why (bench/results/h100/bulk_tiles_ab.txt,
-/// --family, every one-input launch as bulk tiles against none, one H100, two runs each, x
-/// memcpy): the 20 light 16-bit forwards 1.000-1.002 -> 1.007-1.010 (x CUB 0.994-0.996 ->
-/// 1.000-1.005), the 10 light fp32 forwards 0.999-1.000 -> 1.004-1.007; the heavy ones from -9.6%
-/// (bf16 softplus 0.925) to +0.8% (fp32 tanh): their math needs the threads that wait for the
-/// tile. Blocks that step over two tiles with the next one's copy in flight lost on every row
-/// (0.991-0.999 at two or four tiles per block).
+/// model's shape is one vector per thread in one pass, over more than little work (is_little_work,
+/// in waves of full SMs: the bulk-tile kernel's residency depends on its staging bytes). Why
+/// (bench/results/h100/bulk_tiles_ab.txt, --family, every one-input launch as bulk tiles against
+/// none, one H100, two runs each, x memcpy): the 20 light 16-bit forwards 1.000-1.002 ->
+/// 1.007-1.010 (x CUB 0.994-0.996 -> 1.000-1.005), the 10 light fp32 forwards 0.999-1.000 ->
+/// 1.004-1.007; the heavy ones from -9.6% (bf16 softplus 0.925) to +0.8% (fp32 tanh): their math
+/// needs the threads that wait for the tile. Blocks that step over two tiles with the next one's
+/// copy in flight lost on every row (0.991-0.999 at two or four tiles per block).
 inline bool takes_bulk_tiles(const device_facts& device, const kernel_facts& bulk_kernel,
                              const launch_shape& shape, std::size_t vectors,
                              std::size_t bytes_per_element, unsigned arrays_per_element) {
-  const double waves = static_cast<double>(device.sm_count) * device.max_threads_per_sm;
+  const double full_sm_wave = static_cast<double>(device.sm_count) * device.max_threads_per_sm;
   if (CUACT_BULK_TILES == 0 || bulk_kernel.binary_version < 90 || arrays_per_element != 2 ||
-      static_cast<double>(vectors) < 4 * waves) {
+      is_little_work(vectors, full_sm_wave)) {
     return false;
   }
   if (CUACT_BULK_TILES == 2) return true;
