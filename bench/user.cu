@@ -1,6 +1,6 @@
 // --user: activations written plainly as a user would (ops_user.cu: no is_heavy hint), fp32 and
-// bf16 forward at the seeds' shape, against memcpy and cub::DeviceTransform with the same
-// functor; the registers and the heavy flag show what cuact's launch model estimated.
+// bf16 forward and backward at the seeds' shape, against memcpy and cub::DeviceTransform with the
+// same functor; the registers and the heavy flag show what cuact's launch model estimated.
 #include <cstdio>
 
 #include "modes.cuh"

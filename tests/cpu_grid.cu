@@ -302,14 +302,20 @@ TEST_CASE("launch model: a heavy op runs one vector on 16-bit data, and on float
   CHECK(heavy_runs_one_vector(h100, cost_hint::heavy, 4, 2, true));
   CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::heavy, 8, 2, true));
   CHECK(heavy_runs_one_vector(h100, cost_hint::heavy, 8, 2, true));
-  // only declared heavy ops: light ones keep the bytes-in-flight count, compute-bound ones and
-  // functors without a hint the model's two vectors (16-bit data included)
+  // not light ops (they keep the bytes-in-flight count) nor compute-bound ones (the model's two
+  // vectors); functors without a hint only where heavy math on their data has room (16-bit and
+  // fp32 on the H100: estimate_takes_heavy_launch), not on the H200, not double, not a cast
   CHECK_FALSE(heavy_runs_one_vector(h100, cost_hint::light, 4, 2));
   CHECK_FALSE(heavy_runs_one_vector(h100, cost_hint::compute_bound, 8, 2));
-  CHECK_FALSE(heavy_runs_one_vector(h100, cost_hint::estimate, 4, 2));
+  CHECK(heavy_runs_one_vector(h100, cost_hint::estimate, 4, 2));
+  CHECK(heavy_runs_one_vector(h100, cost_hint::estimate, 8, 2));
+  CHECK(heavy_runs_one_vector(h100, cost_hint::estimate, 12, 3));
+  CHECK_FALSE(heavy_runs_one_vector(h100, cost_hint::estimate, 16, 2));
+  CHECK_FALSE(heavy_runs_one_vector(h100, cost_hint::estimate, 6, 2));
   CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::light, 4, 2));
   CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::compute_bound, 4, 2));
   CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::estimate, 4, 2));
+  CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::estimate, 8, 2));
   // the declaration reaches the forward's ops (the bias forward's too), not the backward's
   using cuact::detail::has_long_16bit_math_of;
   static_assert(has_long_16bit_math_of<cuact::forward_op<cuact::softplus, __half>>);
@@ -419,9 +425,17 @@ TEST_CASE("launch model: three-array ops capped where their loads oversubscribe 
     CHECK(shape.dynamic_shared_bytes == want_shared);
   }
   CHECK(modelled_backward(h100, full_sm, cost_hint::heavy, 24).dynamic_shared_bytes == 0);
-  // an op without a hint makes two passes (taken as heavy): not one pass, not capped
-  CHECK(modelled_backward(h100, full_sm, cost_hint::estimate, 12).passes == 2);
-  CHECK(modelled_backward(h100, full_sm, cost_hint::estimate, 12).dynamic_shared_bytes == 0);
+  // an op without a hint takes a heavy one's launch where heavy math has room (16-bit and fp32
+  // on the H100: one pass, capped as heavy), two passes elsewhere (fp64; the H200), not capped
+  CHECK(modelled_backward(h100, full_sm, cost_hint::estimate, 12).passes == 1);
+  CHECK(modelled_backward(h100, full_sm, cost_hint::estimate, 12).dynamic_shared_bytes ==
+        heavy_shared);
+  CHECK(modelled_backward(h100, full_sm, cost_hint::estimate, 6).dynamic_shared_bytes ==
+        heavy_shared);
+  CHECK(modelled_backward(h100, full_sm, cost_hint::estimate, 24).passes == 2);
+  CHECK(modelled_backward(h100, full_sm, cost_hint::estimate, 24).dynamic_shared_bytes == 0);
+  CHECK(modelled_backward(h200, full_sm, cost_hint::estimate, 12).passes == 2);
+  CHECK(modelled_backward(h200, full_sm, cost_hint::estimate, 12).dynamic_shared_bytes == 0);
   CHECK(modelled_backward(h200, full_sm, cost_hint::heavy, 12).dynamic_shared_bytes == 0);
   // not with little work, or on a device whose shared memory is not known
   CHECK(modelled_backward(h100, full_sm, cost_hint::light, 12, 1000).dynamic_shared_bytes == 0);
@@ -667,9 +681,15 @@ TEST_CASE("launch model: a heavy op makes two passes where the budget per array 
     CAPTURE(v);
     CHECK(gelu8(v).blocks * std::size_t(128) >= wave);
   }
-  // Without a hint: two passes everywhere
-  CHECK(shape(h100, cost_hint::estimate, 8).passes == 2);
-  CHECK(backward(h100, cost_hint::estimate, 12).passes == 2);
+  // Without a hint: two passes, except where heavy math on the data has room (16-bit and fp32 on
+  // the H100: one, as a declared-heavy op's)
+  CHECK(shape(h100, cost_hint::estimate, 8).passes == 1);
+  CHECK(shape(h100, cost_hint::estimate, 4).passes == 1);
+  CHECK(shape(h100, cost_hint::estimate, 16).passes == 2);
+  CHECK(shape(h200, cost_hint::estimate, 8).passes == 2);
+  CHECK(shape(h200, cost_hint::estimate, 4).passes == 2);
+  CHECK(backward(h100, cost_hint::estimate, 12).passes == 1);
+  CHECK(backward(h200, cost_hint::estimate, 12).passes == 2);
   // A walk over rows (bias + activation) keeps its cap of rows in flight (min_vectors_per_thread),
   // with the passes of its hint on top; with little work, one row per thread over every SM
   auto walk = [&](const cuact::detail::device_facts& d, cost_hint hint, std::size_t bytes,

@@ -194,7 +194,8 @@ inline bool launches_one_vector(const kernel_facts& own, const kernel_facts& one
 /// Whether a declared-heavy operation runs one vector per thread on `device`: where its data is
 /// 16-bit and its math not declared long (`long_16bit_math`: the op's `has_long_16bit_math`), or
 /// where the budget leaves float math room (launch.cuh: budget_is_roomy_for_float_math, which says
-/// for which data and devices). Other threads' loads hide its arithmetic there, and the second
+/// for which data and devices); and so does an operation without a hint where it takes a heavy
+/// one's launch (launch.cuh: estimate_takes_heavy_launch). Other threads' loads hide its arithmetic there, and the second
 /// vector that launch.cuh's model gives heavy ops only makes threads longer-lived. Measured
 /// round-robin against two vectors (4096 x 393216):
 /// - H100 (bench/results/h100/heavy_one_vector.txt): the heavy forwards that ran two (sigmoid,
@@ -214,6 +215,9 @@ inline bool launches_one_vector(const kernel_facts& own, const kernel_facts& one
 inline bool heavy_runs_one_vector(const device_facts& device, cost_hint hint,
                                   std::size_t bytes_per_element, unsigned arrays_per_element,
                                   bool long_16bit_math = false) {
+  if (hint == cost_hint::estimate) {
+    return estimate_takes_heavy_launch(device, bytes_per_element, arrays_per_element);
+  }
   return hint == cost_hint::heavy &&
          ((is_half_data(bytes_per_element, arrays_per_element) && !long_16bit_math) ||
           budget_is_roomy_for_float_math(device, bytes_per_element, arrays_per_element));

@@ -30,9 +30,11 @@
 ///   H200-class GPU; not on an H100). The cost is the activation's `is_heavy` hint when it
 ///   declares one; a forward declared `is_compute_bound` (gelu's) counts as instruction-bound
 ///   below compute_bound_budget_per_array, which takes in fp32 on an H200-class GPU but not on an
-///   H100. An operation without the hint is taken as
-///   heavy and makes two passes on every device and dtype: a wrong guess costs a cheap op about
-///   1%, a right one wins 5-20% (see model_launch_shape).
+///   H100. An operation without the hint is taken as heavy and makes two passes (a wrong guess
+///   costs a cheap op about 1%, a right one wins 5-20%: see model_launch_shape), except where
+///   heavy math on its data has room (16-bit or float data on an H100): there it takes a
+///   declared-heavy op's launch, one vector in one pass (estimate_takes_heavy_launch: +1% on fp32
+///   forwards, +1.8% on fp32 backwards).
 /// - **Block size.** 128 threads (PyTorch's); 1024 (wide_threads_per_block) for a one-pass,
 ///   one-vector operation over three arrays whose kernel fills every thread slot of an SM either
 ///   way and is not capped (below): the light backwards on the H200.
@@ -474,6 +476,23 @@ inline bool budget_is_roomy_for_float_math(const device_facts& device,
   return !budget_is_tight(device, bytes_per_element, arrays_per_element, bound);
 }
 
+/// Whether an operation without a cost hint (a user's plainly written functor, taken as heavy)
+/// takes a declared-heavy operation's launch on `device` instead of its own two passes: one vector
+/// per thread (dispatch.cuh: heavy_runs_one_vector) in one pass, a backward's residency capped as
+/// a heavy one's (throttled_resident_blocks). That is where heavy math on its data leaves room
+/// (budget_is_roomy_for_float_math: 16-bit or float data on an H100). H100, plainly written
+/// softplus, elu, sigmoid, silu and tanh-GELU (bench/results/h100/user_estimate_ab.txt, --user,
+/// two vectors or one (registers) in two passes against this, three rounds each, x memcpy): fp32
+/// forwards 0.987-0.995 -> 0.999-1.001 (x CUB 0.982-0.994 -> 0.996-0.999), fp32 backwards 1.007 ->
+/// 1.025 (x CUB 0.989 -> 1.006-1.008), bf16 backwards 1.007-1.009 -> 1.014-1.024 (elu x CUB
+/// 0.993 -> 1.010); one pass alone gave the fp32 forwards 0.994-1.000. Where the budget is tight
+/// (an H200) such functors keep the two passes: fp32 ones ran 0.87 x memcpy in one vector and one
+/// pass there, 0.99 in two and two (model_launch_shape).
+inline bool estimate_takes_heavy_launch(const device_facts& device, std::size_t bytes_per_element,
+                                        unsigned arrays_per_element) {
+  return budget_is_roomy_for_float_math(device, bytes_per_element, arrays_per_element);
+}
+
 /// Resident blocks per SM (of threads_per_block threads) to which a one-pass, one-vector operation
 /// over three arrays is capped on `device`: where its kernel's resident blocks keep more than
 /// oversubscribed_loads_in_flight x target_bytes_in_flight_per_sm of loads in flight per SM, the
@@ -530,7 +549,8 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
   // on H200 fp32 (budget about 56 modelled, 62 at the measured copy ceiling) such functors run at
   // 0.87 x memcpy in one vector and one pass, 0.99 in two and two (bench --shapes: user_softplus,
   // user_elu). Declared heavy ops make two passes only where the budget is tight: fp32 selu lost
-  // 1.4% with two on H200.
+  // 1.4% with two on H200. Where heavy math has room (an H100), an op without a hint takes a
+  // declared-heavy op's launch instead (estimate_takes_heavy_launch).
   const bool compute_bound =
       hint == cost_hint::compute_bound && is_float_data(bytes_per_element, arrays_per_element);
   const double bound_per_array =
@@ -545,7 +565,9 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
   unsigned k = static_cast<unsigned>(target_bytes / (resident_threads * vector_load_bytes) + 0.999);
   if (heavy && k < 2) k = 2;
   if (k < min_vectors_per_thread) k = min_vectors_per_thread;
-  unsigned passes = heavy && (tight || estimated) ? 2 : 1;
+  const bool estimated_passes =
+      estimated && !estimate_takes_heavy_launch(device, bytes_per_element, arrays_per_element);
+  unsigned passes = heavy && (tight || estimated_passes) ? 2 : 1;
   if (compute_bound && tight && compute_bound_passes > passes) passes = compute_bound_passes;
   const double wave = resident_threads * device.sm_count;
   const bool little_work = is_little_work(vectors, wave);
