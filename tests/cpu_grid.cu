@@ -682,12 +682,13 @@ TEST_CASE("launch model: a heavy op makes two passes where the budget per array 
     CHECK(gelu8(v).blocks * std::size_t(128) >= wave);
   }
   // Without a hint: two passes, except where heavy math on the data has room (16-bit and fp32 on
-  // the H100: one, as a declared-heavy op's)
-  CHECK(shape(h100, cost_hint::estimate, 8).passes == 1);
-  CHECK(shape(h100, cost_hint::estimate, 4).passes == 1);
-  CHECK(shape(h100, cost_hint::estimate, 16).passes == 2);
-  CHECK(shape(h200, cost_hint::estimate, 8).passes == 2);
-  CHECK(shape(h200, cost_hint::estimate, 4).passes == 2);
+  // the H100: one, as a declared-heavy op's); forwards of `bytes` per element, then backwards
+  const std::tuple<const cuact::detail::device_facts*, std::size_t, unsigned> estimated[] = {
+      {&h100, 4, 1}, {&h100, 8, 1}, {&h100, 16, 2}, {&h200, 4, 2}, {&h200, 8, 2}};
+  for (const auto& [device, bytes, passes] : estimated) {
+    CAPTURE(device->bytes_per_second, bytes);
+    CHECK(shape(*device, cost_hint::estimate, bytes).passes == passes);
+  }
   CHECK(backward(h100, cost_hint::estimate, 12).passes == 1);
   CHECK(backward(h200, cost_hint::estimate, 12).passes == 2);
   // A walk over rows (bias + activation) keeps its cap of rows in flight (min_vectors_per_thread),
