@@ -195,8 +195,9 @@ inline bool launches_one_vector(const kernel_facts& own, const kernel_facts& one
 /// 16-bit and its math not declared long (`long_16bit_math`: the op's `has_long_16bit_math`), or
 /// where the budget leaves float math room (launch.cuh: budget_is_roomy_for_float_math, which says
 /// for which data and devices); and so does an operation without a hint where it takes a heavy
-/// one's launch (launch.cuh: estimate_takes_heavy_launch). Other threads' loads hide its arithmetic there, and the second
-/// vector that launch.cuh's model gives heavy ops only makes threads longer-lived. Measured
+/// one's launch (launch.cuh: estimate_takes_heavy_launch). Other threads' loads hide its
+/// arithmetic there, and the second vector that launch.cuh's model gives heavy ops only makes
+/// threads longer-lived. Measured
 /// round-robin against two vectors (4096 x 393216):
 /// - H100 (bench/results/h100/heavy_one_vector.txt): the heavy forwards that ran two (sigmoid,
 ///   softplus, mish, logsigmoid in fp32, bf16 and fp16; tanh bf16; silu fp32 and fp16) went from
