@@ -197,8 +197,7 @@ inline bool launches_one_vector(const kernel_facts& own, const kernel_facts& one
 /// for which data and devices); and so does an operation without a hint where it takes a heavy
 /// one's launch (launch.cuh: estimate_takes_heavy_launch). Other threads' loads hide its
 /// arithmetic there, and the second vector that launch.cuh's model gives heavy ops only makes
-/// threads longer-lived. Measured
-/// round-robin against two vectors (4096 x 393216):
+/// threads longer-lived. Measured round-robin against two vectors (4096 x 393216):
 /// - H100 (bench/results/h100/heavy_one_vector.txt): the heavy forwards that ran two (sigmoid,
 ///   softplus, mish, logsigmoid in fp32, bf16 and fp16; tanh bf16; silu fp32 and fp16) went from
 ///   0.996-1.000 x memcpy to 1.000-1.005, the bias + logsigmoid fp32 forward from 0.978 to 0.996;
