@@ -1,13 +1,32 @@
 // --family: every op-table row, forward, backward and backward_from_output where the activation
 // has them, fp32 / bf16 / fp16, at the seeds' shape; against memcpy of the same bytes and
 // cub::DeviceTransform with the same functor; with the launch shape cuact's model chose.
+#include <algorithm>
 #include <cstdio>
+#include <string>
 
 #include "modes.cuh"
 #include "ops.cuh"
 #include "rows.cuh"
 
 namespace bench {
+namespace {
+
+/// Whether `label` contains one of the comma-separated substrings of `only` (every label matches
+/// an empty list).
+bool matches_only(const std::string& label, const std::string& only) {
+  if (only.empty()) return true;
+  std::size_t start = 0;
+  while (start <= only.size()) {
+    const std::size_t comma = std::min(only.find(',', start), only.size());
+    const std::string part = only.substr(start, comma - start);
+    if (!part.empty() && label.find(part) != std::string::npos) return true;
+    start = comma + 1;
+  }
+  return false;
+}
+
+}  // namespace
 
 int run_family(const device_info& device, const options& opts) {
   const int reps = opts.reps > 0 ? opts.reps : 9;
@@ -29,15 +48,18 @@ int run_family(const device_info& device, const options& opts) {
     std::vector<row_result> rows;
     for (const entry& e : table_entries()) {
       if (e.type != t || e.kind == op_kind::relu_forward_mask ||
-          e.kind == op_kind::relu_backward_mask) {
+          e.kind == op_kind::relu_backward_mask ||
+          !matches_only(e.label() + " " + name(t), opts.only)) {
         continue;
       }
       rows.push_back(runner.run(e, seeds_n, placement::out_of_place));
     }
+    if (rows.empty()) continue;
     runner.print_rule();
     print_minimums(rows, name(t));
     all.insert(all.end(), rows.begin(), rows.end());
   }
+  if (all.empty()) std::printf("# no row matches --only %s\n", opts.only.c_str());
   print_minimums(all, "family");
   if (runner.failed_checks() > 0) {
     std::printf("# %d CHECK(S) FAILED\n", runner.failed_checks());

@@ -42,13 +42,14 @@ int list_entries() {
 void print_help() {
   std::printf(
       "usage: cuact_bench [--headline | --family | --user | --sweep [--csv FILE] | --small |\n"
-      "                    --shapes [--ops LIST]] [--reps N]\n"
+      "                    --shapes [--ops LIST]] [--only LIST] [--reps N]\n"
       "\n"
       "  --headline  (default) n = 4096 x 393216 (fp64: half): relu and selu forward out of and\n"
       "              in place, backward, backward_from_output, fp32/bf16/fp16/fp64, and the ReLU\n"
       "              mask pair; GB/s, x memcpy, x CUB, the launch shape cuact's model chose\n"
       "  --family    every op-table row, forward / backward / backward_from_output,\n"
-      "              fp32/bf16/fp16, same columns\n"
+      "              fp32/bf16/fp16, same columns; --only S1,S2,... keeps the rows whose\n"
+      "              \"activation kind dtype\" label contains one of the substrings\n"
       "  --user      plainly written user functors (no is_heavy hint), fp32/bf16 forward and\n"
       "              backward, with the registers and the model's heavy estimate\n"
       "  --sweep     n = 2^10 ... 2^30, relu/selu forward fp32/bf16/fp16/fp64 and backward\n"
@@ -117,6 +118,8 @@ int main(int argc, char** argv) {
       chosen = mode::shapes;
     } else if (arg == "--ops") {
       opts.ops = value("a list activation:kind:dtype,...");
+    } else if (arg == "--only") {
+      opts.only = value("a list of label substrings");
     } else if (arg == "--csv") {
       opts.csv = value("a file name");
     } else if (arg == "--reps") {
@@ -132,6 +135,10 @@ int main(int argc, char** argv) {
   }
   if (!opts.ops.empty() && chosen != mode::shapes) {
     std::fprintf(stderr, "cuact_bench: --ops applies to --shapes only\n");
+    return 1;
+  }
+  if (!opts.only.empty() && chosen != mode::family) {
+    std::fprintf(stderr, "cuact_bench: --only applies to --family only\n");
     return 1;
   }
   if (!opts.csv.empty() && chosen != mode::sweep) {

@@ -13,6 +13,9 @@ struct options {
   int reps = 0;     ///< timed repetitions per measurement; 0: the mode's default
   std::string csv;  ///< --sweep: also write this CSV file
   std::string ops;  ///< --shapes: "activation:kind:dtype,..." instead of the default targets
+  /// --family: comma-separated substrings of "activation kind dtype" labels (e.g. "relu backward
+  /// fp32,hardtanh backward"); only rows matching one of them run. Empty: every row.
+  std::string only;
 };
 
 int run_headline(const device_info& device, const options& opts);
