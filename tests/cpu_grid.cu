@@ -359,14 +359,18 @@ TEST_CASE("launch model: wide blocks for one-pass three-array ops that fill the 
   const cuact::detail::device_facts h100 = model_h100, h200 = model_h200;
   const unsigned wide = cuact::detail::wide_threads_per_block;
   const unsigned narrow = cuact::detail::threads_per_block;
-  // light backwards on the H200, every dtype; the H100 caps theirs instead (next test case)
+  // light backwards on the H200: fp64 (the ones of 16-bit and float data are moderated: next
+  // test case but one); the H100 caps theirs instead (next test case)
+  CHECK(modelled_backward(h200, full_sm, cost_hint::light, 24).threads_per_block == wide);
+  CHECK(modelled_backward(h200, full_sm, cost_hint::light, 24).blocks ==
+        cuact::detail::grid_blocks(backward_vectors, wide));
+  CHECK(modelled_backward(h200, full_sm, cost_hint::light, 24).dynamic_shared_bytes == 0);
   for (std::size_t bytes : {6, 12, 24}) {
-    CHECK(modelled_backward(h200, full_sm, cost_hint::light, bytes).threads_per_block == wide);
-    CHECK(modelled_backward(h200, full_sm, cost_hint::light, bytes).blocks ==
-          cuact::detail::grid_blocks(backward_vectors, wide));
-    CHECK(modelled_backward(h200, full_sm, cost_hint::light, bytes).dynamic_shared_bytes == 0);
     CHECK(modelled_backward(h100, full_sm, cost_hint::light, bytes).threads_per_block == narrow);
   }
+  // 16-bit and float ones on a device whose shared memory is not known: not moderated
+  CHECK(modelled_backward(model_h100_no_shared, full_sm, cost_hint::light, 12).threads_per_block ==
+        wide);
   // heavy ones where the budget leaves their math room (the H100's 16-bit and fp32, not double)
   // and the residency is not capped: on an H100 it is (next test case), so wide where the shared
   // memory is not known
@@ -459,6 +463,53 @@ TEST_CASE("launch model: three-array ops capped where their loads oversubscribe 
     CHECK(std::size_t(h100.shared_bytes_per_sm) / per_block == blocks);
   }
   CHECK(cuact::detail::shared_bytes_for_resident_blocks(h100, 0) == 0);
+}
+
+TEST_CASE("launch model: light three-array ops moderated where their loads do not oversubscribe",
+          "[cpu][grid][launch]") {
+  using cuact::detail::cost_hint;
+  const cuact::detail::device_facts h100 = model_h100, h200 = model_h200;
+  const unsigned moderated = cuact::detail::moderated_threads_per_block;
+  // the H200: 1.5 x its 29 KiB in 384-thread blocks of two 16-byte vectors -> 4 blocks (48 KiB)
+  CHECK(cuact::detail::moderated_resident_blocks(h200, 32) == 4);
+  const std::size_t shared = cuact::detail::shared_bytes_for_resident_blocks(h200, 4);
+  REQUIRE(shared > 0);
+  CHECK(std::size_t(h200.shared_bytes_per_sm) /
+            (shared + std::size_t(h200.reserved_shared_bytes_per_block)) ==
+        4);
+  // light backwards of 16-bit and float data there: one vector, one pass, capped to 4 blocks
+  for (std::size_t bytes : {6, 12}) {
+    CAPTURE(bytes);
+    const auto shape = modelled_backward(h200, full_sm, cost_hint::light, bytes);
+    CHECK(shape.threads_per_block == moderated);
+    CHECK(shape.blocks == cuact::detail::grid_blocks(backward_vectors, moderated));
+    CHECK(shape.vectors_per_thread == 1);
+    CHECK(shape.passes == 1);
+    CHECK(shape.dynamic_shared_bytes == shared);
+    CHECK_FALSE(shape.heavy);
+  }
+  // not double data, heavy ops, estimated ones (two passes there), kernels that leave thread
+  // slots empty, little work, forwards, nor where the H100 throttles instead
+  CHECK(modelled_backward(h200, full_sm, cost_hint::light, 24).threads_per_block != moderated);
+  CHECK(modelled_backward(h200, full_sm, cost_hint::heavy, 12).threads_per_block != moderated);
+  CHECK(modelled_backward(h200, full_sm, cost_hint::estimate, 12).threads_per_block != moderated);
+  CHECK(modelled_backward(h200, partial_sm, cost_hint::light, 12).threads_per_block != moderated);
+  CHECK(modelled_backward(h200, full_sm, cost_hint::light, 12, 1000).threads_per_block !=
+        moderated);
+  CHECK(cuact::detail::model_launch_shape(h200, full_sm, cost_hint::light, backward_vectors, 0, 16,
+                                          8, 2, 2)
+            .threads_per_block != moderated);
+  for (std::size_t bytes : {6, 12}) {
+    CHECK(modelled_backward(h100, full_sm, cost_hint::light, bytes).threads_per_block ==
+          cuact::detail::threads_per_block);
+  }
+  // no cap where the bytes asked fill the SM's threads anyway (a device with far more bandwidth
+  // per SM), or where one block's loads exceed them
+  const cuact::detail::device_facts fast{132, 2048, 12e12, 1.98e9, 233472, 1024};
+  CHECK(cuact::detail::moderated_resident_blocks(fast, 32) == 0);
+  CHECK(modelled_backward(fast, full_sm, cost_hint::light, 12).threads_per_block ==
+        cuact::detail::wide_threads_per_block);
+  CHECK(cuact::detail::moderated_resident_blocks(h200, 1) == 0);
 }
 
 namespace {
@@ -734,7 +785,7 @@ TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][l
                                  (std::size_t(1) << 31) / 8 + 7,
                                  std::size_t(1) << 40};
   std::set<std::tuple<unsigned, unsigned, unsigned>> shapes;  // (vectors_per_thread, passes, block)
-  std::size_t checked = 0, capped = 0;
+  std::size_t checked = 0, capped = 0, moderated = 0;
   for (const auto& device : devices) {
     for (const auto& kernel : kernels) {
       for (cost_hint hint : hints) {
@@ -762,18 +813,26 @@ TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][l
                 REQUIRE(shape.vectors_per_thread == 1);
                 REQUIRE(shape.passes == 1);
                 REQUIRE(fills_sm);
-                REQUIRE(shape.threads_per_block == cuact::detail::threads_per_block);
+                // 128-thread blocks where throttled; moderated ones for light ops elsewhere
+                REQUIRE((shape.threads_per_block == cuact::detail::threads_per_block ||
+                         (shape.threads_per_block == cuact::detail::moderated_threads_per_block &&
+                          hint == cost_hint::light)));
                 REQUIRE(shape.dynamic_shared_bytes <= cuact::detail::default_dynamic_shared_limit);
                 ++capped;
               }
-              if (shape.threads_per_block == cuact::detail::wide_threads_per_block) {
-                // wide blocks: one pass of one vector over three arrays, SMs full
+              if (shape.threads_per_block == cuact::detail::wide_threads_per_block ||
+                  shape.threads_per_block == cuact::detail::moderated_threads_per_block) {
+                // wide or moderated blocks: one pass of one vector over three arrays, SMs full
                 REQUIRE(l.arrays == 3);
                 REQUIRE(shape.vectors_per_thread == 1);
                 REQUIRE(shape.passes == 1);
                 REQUIRE(fills_sm);
               } else {
                 REQUIRE(shape.threads_per_block == cuact::detail::threads_per_block);
+              }
+              if (shape.threads_per_block == cuact::detail::moderated_threads_per_block) {
+                REQUIRE(shape.dynamic_shared_bytes != 0);  // moderated blocks are always capped
+                ++moderated;
               }
               REQUIRE(shape.blocks <= static_cast<unsigned>(INT_MAX));
               const std::size_t per_thread = std::size_t(shape.vectors_per_thread) * shape.passes;
@@ -829,7 +888,9 @@ TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][l
   CHECK(total.failed_cases == 0);
   CHECK(shapes.size() >= 2);
   CHECK(shapes.count({1u, 1u, cuact::detail::wide_threads_per_block}) == 1);
-  CHECK(capped > 0);  // capped launches keep 128-thread blocks: their grids are simulated above
+  CHECK(shapes.count({1u, 1u, cuact::detail::moderated_threads_per_block}) == 1);
+  CHECK(capped > 0);  // capped launches' blocks are among the shapes simulated above
+  CHECK(moderated > 0);
 }
 
 TEST_CASE("validation: overlap rules and byte sizes", "[cpu][validate]") {

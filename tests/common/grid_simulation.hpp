@@ -361,8 +361,9 @@ sim_result simulate_elementwise(const Op& op, cuact::detail::type_list<Out...> o
 
 /// The grid cuact's launch model gives a launch of `p` with the params' vectors_per_thread in
 /// `passes` grid-stride steps and blocks of `block` threads (detail::model_launch_shape), and
-/// with `all` a few others every body must survive: the model's wide blocks
-/// (wide_threads_per_block), one thread, one warp, an odd grid, a grid far larger than the work.
+/// with `all` a few others every body must survive: the model's wide and moderated blocks
+/// (wide_threads_per_block, moderated_threads_per_block), one thread, one warp, an odd grid, a
+/// grid far larger than the work.
 template <class Params>
 std::vector<grid_shape> grids_for(const Params& p, bool all, std::size_t passes = 1,
                                   std::size_t block = cuact::detail::threads_per_block) {
@@ -375,6 +376,9 @@ std::vector<grid_shape> grids_for(const Params& p, bool all, std::size_t passes 
   if (all) {
     const std::size_t wide = cuact::detail::wide_threads_per_block;
     grids.push_back({std::max<std::size_t>(1, cuact::detail::grid_blocks(threads, wide)), wide});
+    const std::size_t moderated = cuact::detail::moderated_threads_per_block;
+    grids.push_back(
+        {std::max<std::size_t>(1, cuact::detail::grid_blocks(threads, moderated)), moderated});
     grids.push_back({1, 1});
     grids.push_back({1, 32});
     grids.push_back({3, 37});

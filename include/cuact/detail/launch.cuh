@@ -35,9 +35,11 @@
 ///   heavy math on its data has room (16-bit or float data on an H100): there it takes a
 ///   declared-heavy op's launch, one vector in one pass (estimate_takes_heavy_launch: +1% on fp32
 ///   forwards, +1.8% on fp32 backwards).
-/// - **Block size.** 128 threads (PyTorch's); 1024 (wide_threads_per_block) for a one-pass,
-///   one-vector operation over three arrays whose kernel fills every thread slot of an SM either
-///   way and is not capped (below): the light backwards on the H200.
+/// - **Block size.** 128 threads (PyTorch's); for a one-pass, one-vector operation over three
+///   arrays whose kernel fills every thread slot of an SM either way and is not capped as below,
+///   a light one on 16-bit or float data runs 384-thread blocks capped to hold 1.5 x the bytes in
+///   flight above (moderated_resident_blocks: the H200's light backwards, +0.6%), any other 1024
+///   (wide_threads_per_block).
 /// - **Too many loads in flight.** One of those (a heavy one where its budget is roomy) whose
 ///   loads in flight at full residency oversubscribe the device's memory (2.5 x the bytes in
 ///   flight above: the H100's backwards, not the H200's) runs 128-thread blocks capped to fewer
@@ -164,8 +166,9 @@ inline constexpr unsigned threads_per_block = 128;
 /// inputs and its output; more arrays were not measured) whose kernel keeps every thread slot of
 /// an SM filled at threads_per_block, for a heavy one only where the budget leaves its math room
 /// (budget_is_roomy_for_float_math), and where its resident blocks are not capped
-/// (throttled_resident_blocks, which the H100's backwards take instead): there 1024-thread
-/// blocks, the same resident threads in an eighth of the blocks. --family and
+/// (throttled_resident_blocks, which the H100's backwards take instead, nor
+/// moderated_resident_blocks, which the H200's light ones take since session 29): there
+/// 1024-thread blocks, the same resident threads in an eighth of the blocks. --family and
 /// --headline against 128-thread blocks, the same build otherwise
 /// (bench/results/h*/wide_blocks_ab.txt, x memcpy): H100, the 108 family backwards this
 /// takes in fp32, bf16 and fp16 +0.2% to +1.3% each (mean +0.4%), rows below CUB 131 -> 105; H200,
@@ -211,6 +214,29 @@ inline constexpr double throttled_loads_in_flight = 2;
 /// --family): the 63 heavy backwards of fp32, bf16 and fp16 1.015-1.025 -> 1.022-1.026 x memcpy
 /// (none lower), family rows below CUB 65-68 -> 43-46; the H200 launches as before.
 inline constexpr double throttled_heavy_loads_in_flight = 2.75;
+
+/// Threads per block of a light one-pass, one-vector operation over three arrays of 16-bit or
+/// float data whose kernel fills the SM and whose loads in flight do not oversubscribe the
+/// device's memory (throttled_resident_blocks leaves it uncapped: the H200's light backwards);
+/// with moderated_loads_in_flight, the cap it runs under (moderated_resident_blocks). Such an op
+/// ran 1024-thread blocks before (wide_threads_per_block). Why (bench/results/h200/
+/// moderated_blocks_s29.txt: cuact_bench --family --only over the fp32 and bf16 backwards, one
+/// binary whose launch.cuh took the shape from the environment, variants alternating, three
+/// rounds each, on two H200 machines; mean x memcpy of the 15 light rows, fp32 / bf16): 1024 x 2
+/// resident (64 KiB of loads, the library before) 1.0251-1.0266 / 1.0226-1.0237; 384 x 4, capped
+/// by unused shared memory (48 KiB; the cap leaves about 60 KiB of L1) 1.0322-1.0323 /
+/// 1.0293-1.0295, fp32 rows below CUB 42-44 of 45 -> 16-18; 256 x 5 capped (40 KiB) 1.0305 /
+/// 1.0219; 320 x 4 capped (40 KiB) 1.0258 / 1.0166; 768 x 2 (48 KiB, uncapped: the whole L1)
+/// 1.0254 / 1.0263; 896 x 2 1.0240 / 1.0215; 384 x 5 and 416 x 4 uncapped 1.023 / 1.020 (128
+/// x 12 capped, 48 KiB with 28 KiB of L1 left: 1.000, h200/backward_residency.txt). Not where
+/// the loads oversubscribe: on the H100 384 x 4 lost 0.8% against its 128 x 10 cap (1.0262 ->
+/// 1.0186; h100/moderated_blocks_s29.txt), and heavy ops there lost 0.8-2.5% at 448 x 4 and
+/// 384 x 4 against 128 x 14. Heavy ops are left out (on the H200 they are not one-pass
+/// three-array launches: budget_is_roomy_for_float_math), and so is double data (not measured).
+inline constexpr unsigned moderated_threads_per_block = 384;
+/// See moderated_threads_per_block: 1.5 x target_bytes_in_flight_per_sm, rounded up to whole
+/// blocks (four of 384 threads x two 16-byte vectors on an H200: 48 KiB).
+inline constexpr double moderated_loads_in_flight = 1.5;
 
 /// The default limit of dynamic shared memory per block (a launch above it needs an opt-in
 /// attribute): a residency cap that would need more is not applied.
@@ -413,7 +439,7 @@ struct launch_shape {
   unsigned passes;  ///< grid-stride steps per thread (the grid covers the work in this many)
   bool heavy;       ///< what the model took the operation to be (for benchmarks' reports)
   /// Dynamic shared memory per block, unused by the kernel: it caps the blocks resident per SM
-  /// (throttled_resident_blocks); 0 for none.
+  /// (throttled_resident_blocks, moderated_resident_blocks); 0 for none.
   std::size_t dynamic_shared_bytes = 0;
 };
 
@@ -450,6 +476,12 @@ inline bool is_half_data(std::size_t bytes_per_element, unsigned arrays_per_elem
   return bytes_per_element == 2 * std::size_t(arrays_per_element);
 }
 
+/// Whether every array an operation's element moves through holds float data (4 bytes each; not
+/// double, not a float-in, 16-bit-out cast).
+inline bool is_single_float_data(std::size_t bytes_per_element, unsigned arrays_per_element) {
+  return bytes_per_element == 4 * std::size_t(arrays_per_element);
+}
+
 /// Whether an operation moving `bytes_per_element` through `arrays_per_element` arrays is
 /// instruction-bound on `device`: its budget is under `budget_per_array` for each array (the rule
 /// behind the passes of heavy and compute-bound ops and the tabulated forward's shape).
@@ -469,7 +501,7 @@ inline bool budget_is_roomy_for_float_math(const device_facts& device,
                                            std::size_t bytes_per_element,
                                            unsigned arrays_per_element) {
   const bool half_data = is_half_data(bytes_per_element, arrays_per_element);
-  const bool float_data = bytes_per_element == 4 * std::size_t(arrays_per_element);
+  const bool float_data = is_single_float_data(bytes_per_element, arrays_per_element);
   if (!(half_data || float_data)) return false;
   const double bound =
       float_data ? compute_bound_budget_per_array : instruction_bound_budget_per_array;
@@ -508,6 +540,21 @@ inline unsigned throttled_resident_blocks(const device_facts& device, const kern
   const double kept = heavy ? throttled_heavy_loads_in_flight : throttled_loads_in_flight;
   const auto blocks = static_cast<unsigned>(kept * target / block_bytes + 0.999);
   return blocks >= 1 && blocks < static_cast<unsigned>(kernel.resident_blocks_per_sm) ? blocks : 0;
+}
+
+/// Resident blocks per SM (of moderated_threads_per_block threads) to which a light one-pass,
+/// one-vector operation over three arrays that throttled_resident_blocks leaves uncapped is
+/// capped on `device`: moderated_loads_in_flight x target_bytes_in_flight_per_sm of loads,
+/// rounded up to whole blocks (4 on an H200); 0 for no cap, where that is not fewer blocks than
+/// fit the SM's threads.
+inline unsigned moderated_resident_blocks(const device_facts& device,
+                                          std::size_t vector_load_bytes) {
+  const double block_bytes = static_cast<double>(moderated_threads_per_block) * vector_load_bytes;
+  const auto blocks = static_cast<unsigned>(
+      moderated_loads_in_flight * target_bytes_in_flight_per_sm(device) / block_bytes + 0.999);
+  const unsigned fit =
+      static_cast<unsigned>(device.max_threads_per_sm) / moderated_threads_per_block;
+  return blocks >= 1 && blocks < fit ? blocks : 0;
 }
 
 /// Dynamic shared memory per block that leaves room for exactly `blocks` resident blocks per SM
@@ -589,8 +636,8 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
   const std::size_t threads = vector_threads > scalars ? vector_threads : scalars;
   // A one-pass, one-vector op over three arrays whose kernel fills the SM, a heavy one only where
   // the budget leaves its math room: capped to fewer resident blocks where its loads in flight
-  // oversubscribe the device's memory (throttled_resident_blocks), else wide blocks
-  // (wide_threads_per_block)
+  // oversubscribe the device's memory (throttled_resident_blocks), else moderated (below) or
+  // wide blocks (wide_threads_per_block)
   const bool fills_sm = resident_threads >= static_cast<double>(device.max_threads_per_sm);
   const bool one_pass_of_three =
       arrays_per_element == 3 && k == 1 && passes == 1 && fills_sm && !little_work &&
@@ -600,6 +647,23 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
           ? shared_bytes_for_resident_blocks(
                 device, throttled_resident_blocks(device, kernel, vector_load_bytes, heavy))
           : 0;
+  // A light one on 16-bit or float data that is not throttled: moderated blocks, capped
+  // (moderated_resident_blocks), where the device's shared memory allows the cap
+  const bool moderated = one_pass_of_three && throttle_bytes == 0 && !heavy &&
+                         (is_half_data(bytes_per_element, arrays_per_element) ||
+                          is_single_float_data(bytes_per_element, arrays_per_element));
+  const std::size_t moderate_bytes =
+      moderated ? shared_bytes_for_resident_blocks(
+                      device, moderated_resident_blocks(device, vector_load_bytes))
+                : 0;
+  if (moderate_bytes != 0) {
+    return {grid_blocks(threads, moderated_threads_per_block),
+            moderated_threads_per_block,
+            k,
+            passes,
+            heavy,
+            moderate_bytes};
+  }
   const bool wide = one_pass_of_three && throttle_bytes == 0;
   const unsigned block = wide ? wide_threads_per_block : threads_per_block;
   return {grid_blocks(threads, block), block, k, passes, heavy, throttle_bytes};
