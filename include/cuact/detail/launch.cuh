@@ -223,16 +223,18 @@ inline constexpr double throttled_heavy_loads_in_flight = 2.75;
 /// moderated_blocks_s29.txt: cuact_bench --family --only over the fp32 and bf16 backwards, one
 /// binary whose launch.cuh took the shape from the environment, variants alternating, three
 /// rounds each, on two H200 machines; mean x memcpy of the 15 light rows, fp32 / bf16): 1024 x 2
-/// resident (64 KiB of loads, the library before) 1.0251-1.0266 / 1.0226-1.0237; 384 x 4, capped
-/// by unused shared memory (48 KiB; the cap leaves about 60 KiB of L1) 1.0322-1.0323 /
-/// 1.0293-1.0295, fp32 rows below CUB 42-44 of 45 -> 16-18; 256 x 5 capped (40 KiB) 1.0305 /
-/// 1.0219; 320 x 4 capped (40 KiB) 1.0258 / 1.0166; 768 x 2 (48 KiB, uncapped: the whole L1)
-/// 1.0254 / 1.0263; 896 x 2 1.0240 / 1.0215; 384 x 5 and 416 x 4 uncapped 1.023 / 1.020 (128
-/// x 12 capped, 48 KiB with 28 KiB of L1 left: 1.000, h200/backward_residency.txt). Not where
-/// the loads oversubscribe: on the H100 384 x 4 lost 0.8% against its 128 x 10 cap (1.0262 ->
-/// 1.0186; h100/moderated_blocks_s29.txt), and heavy ops there lost 0.8-2.5% at 448 x 4 and
-/// 384 x 4 against 128 x 14. Heavy ops are left out (on the H200 they are not one-pass
-/// three-array launches: budget_is_roomy_for_float_math), and so is double data (not measured).
+/// resident (64 KiB of loads, the library before) 1.0251-1.0266 / 1.0226-1.0237; 384 x 4,
+/// capped by unused shared memory (48 KiB; the cap leaves about 60 KiB of L1) 1.0322-1.0323 /
+/// 1.0293-1.0295 (fp32 row-rounds below CUB 42-44 of 45 -> 16-18); 256 x 5 capped (40 KiB)
+/// 1.0305 / 1.0219; 320 x 4 capped (40 KiB) 1.0258 / 1.0166; 768 x 2 (48 KiB, uncapped: the
+/// whole L1) 1.0254 / 1.0263; 896 x 2 1.0240 / 1.0215; 384 x 5 and 416 x 4 uncapped 1.023 /
+/// 1.020 (128 x 12 capped, 48 KiB with 28 KiB of L1 left: 1.000, h200/backward_residency.txt).
+/// The H200's --family rows below CUB: 23 in session 28, 3 with it (h200/family.txt).
+/// Not where the loads oversubscribe: on the H100 384 x 4 lost 0.7% against its 128 x 10 cap
+/// (fp32 1.0262 -> 1.0186, bf16 1.0255 -> 1.0179; h100/moderated_blocks_s29.txt), and its heavy
+/// backwards lost 0.8% at 448 x 4 and 1.3-1.6% at 384 x 4 against 128 x 14. Heavy ops are left
+/// out (on the H200 they are not one-pass three-array launches: budget_is_roomy_for_float_math),
+/// and so is double data (not measured).
 inline constexpr unsigned moderated_threads_per_block = 384;
 /// See moderated_threads_per_block: 1.5 x target_bytes_in_flight_per_sm, rounded up to whole
 /// blocks (four of 384 threads x two 16-byte vectors on an H200: 48 KiB).
