@@ -599,18 +599,20 @@ std::vector<std::string> run_child(const std::vector<std::string>& arguments, in
   return lines;
 }
 
-std::vector<std::string> split_words(const std::string& line) {
-  std::vector<std::string> words;
+std::vector<std::string> split_at(const std::string& text, char separator) {
+  std::vector<std::string> parts;
   std::size_t start = 0;
-  while (start <= line.size()) {
-    const std::size_t end = line.find(' ', start);
-    const std::size_t stop = end == std::string::npos ? line.size() : end;
-    if (stop > start) words.push_back(line.substr(start, stop - start));
+  while (start <= text.size()) {
+    const std::size_t end = text.find(separator, start);
+    const std::size_t stop = end == std::string::npos ? text.size() : end;
+    if (stop > start) parts.push_back(text.substr(start, stop - start));
     if (end == std::string::npos) break;
     start = end + 1;
   }
-  return words;
+  return parts;
 }
+
+std::vector<std::string> split_words(const std::string& line) { return split_at(line, ' '); }
 
 // ---------------------------------------------------------------------------------------------
 // Tables (continued)

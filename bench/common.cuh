@@ -199,7 +199,9 @@ class table {
 /// `status` gets the child's exit status (-1 if it did not exit normally).
 std::vector<std::string> run_child(const std::vector<std::string>& arguments, int& status);
 
-/// Splits a line at single spaces.
+/// The non-empty parts of `text` between occurrences of `separator`.
+std::vector<std::string> split_at(const std::string& text, char separator);
+/// Splits a line at single spaces (split_at(line, ' ')).
 std::vector<std::string> split_words(const std::string& line);
 
 /// "1.00", or "-" when the reference is missing (<= 0).

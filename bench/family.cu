@@ -1,7 +1,6 @@
 // --family: every op-table row, forward, backward and backward_from_output where the activation
 // has them, fp32 / bf16 / fp16, at the seeds' shape; against memcpy of the same bytes and
 // cub::DeviceTransform with the same functor; with the launch shape cuact's model chose.
-#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -16,12 +15,8 @@ namespace {
 /// an empty list).
 bool matches_only(const std::string& label, const std::string& only) {
   if (only.empty()) return true;
-  std::size_t start = 0;
-  while (start <= only.size()) {
-    const std::size_t comma = std::min(only.find(',', start), only.size());
-    const std::string part = only.substr(start, comma - start);
-    if (!part.empty() && label.find(part) != std::string::npos) return true;
-    start = comma + 1;
+  for (const std::string& part : split_at(only, ',')) {
+    if (label.find(part) != std::string::npos) return true;
   }
   return false;
 }
