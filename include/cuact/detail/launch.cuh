@@ -658,17 +658,12 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
       moderated ? shared_bytes_for_resident_blocks(
                       device, moderated_resident_blocks(device, vector_load_bytes))
                 : 0;
-  if (moderate_bytes != 0) {
-    return {grid_blocks(threads, moderated_threads_per_block),
-            moderated_threads_per_block,
-            k,
-            passes,
-            heavy,
-            moderate_bytes};
-  }
-  const bool wide = one_pass_of_three && throttle_bytes == 0;
-  const unsigned block = wide ? wide_threads_per_block : threads_per_block;
-  return {grid_blocks(threads, block), block, k, passes, heavy, throttle_bytes};
+  const bool wide = one_pass_of_three && throttle_bytes == 0 && moderate_bytes == 0;
+  const unsigned block = moderate_bytes != 0 ? moderated_threads_per_block
+                         : wide              ? wide_threads_per_block
+                                             : threads_per_block;
+  const std::size_t cap_bytes = moderate_bytes != 0 ? moderate_bytes : throttle_bytes;
+  return {grid_blocks(threads, block), block, k, passes, heavy, cap_bytes};
 }
 
 /// The shape of a tabulated bf16 forward on `device`: two vectors per thread (capped at the
