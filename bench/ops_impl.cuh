@@ -277,7 +277,10 @@ void add_activation(std::vector<entry>& out, const char* activation, const A& ac
       T* data = const_cast<T*>(in_ptr<T>(a.in0));
       return cuact::forward(act, data, a.n, s);
     };
-    set_elementwise<T, 2>(from_output, make_op<cuact::gradient_from_output_op<A, T>>(act), hint);
+    // the backward from the output's own hint (sigmoid's is_heavy_from_output), as
+    // cuact::backward_from_output passes it
+    set_elementwise<T, 2>(from_output, make_op<cuact::gradient_from_output_op<A, T>>(act),
+                          cuact::detail::from_output_cost<A>);
     out.push_back(from_output);
   }
 }

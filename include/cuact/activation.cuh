@@ -33,6 +33,11 @@
 /// `static constexpr unsigned compute_bound_passes` says (gelu: 4). Its backward and its 16-bit
 /// forwards take `is_heavy`.
 ///
+/// Optional, for the backward from the output: `static constexpr bool is_heavy_from_output =
+/// false;` for a heavy activation whose derivative_from_output is cheap (sigmoid: y (1 - y); tanh:
+/// 1 - y^2): gradient_from_output_op and cuact::backward_from_output take it instead of
+/// `is_heavy`, so that backward launches as a light one (detail::from_output_cost).
+///
 /// Optional, with `is_heavy = true`: `static constexpr bool has_long_16bit_math = true;` for an
 /// activation whose 16-bit forward takes so long per vector that one vector per thread leaves too
 /// few loads in flight where the budget is tight (an H200): there it keeps two vectors per thread,
@@ -83,6 +88,14 @@ template <class A>
 inline constexpr cost_hint forward_cost<A, std::void_t<decltype(A::is_compute_bound)>> =
     A::is_compute_bound ? cost_hint::compute_bound : declared_cost<A>;
 
+/// The backward from the output's hint: `is_heavy_from_output` where the activation declares it,
+/// else declared_cost.
+template <class A, class = void>
+inline constexpr cost_hint from_output_cost = declared_cost<A>;
+template <class A>
+inline constexpr cost_hint from_output_cost<A, std::void_t<decltype(A::is_heavy_from_output)>> =
+    A::is_heavy_from_output ? cost_hint::heavy : cost_hint::light;
+
 /// Overload priority: `preferred` converts to `fallback`, so the tagged call wins when both exist.
 struct fallback {};
 struct preferred : fallback {};
@@ -107,13 +120,35 @@ CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_gradient, gradient)
 CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_gradient_from_output, gradient_from_output)
 #undef CUACT_DETAIL_INVOKE_WITH_ACCURACY
 
-/// Base of the adaptors: declares Activation's `is_heavy` when it has one, so an adaptor passed
-/// to cuact::transform carries the hint.
+/// Declares Activation's `is_heavy_from_output` where it has one (nothing otherwise): the base of
+/// cost_hint_of.
 template <class Activation, class = void>
-struct cost_hint_of {};
+struct from_output_hint_of {};
 template <class Activation>
-struct cost_hint_of<Activation, std::void_t<decltype(Activation::is_heavy)>> {
+struct from_output_hint_of<Activation, std::void_t<decltype(Activation::is_heavy_from_output)>> {
+  static constexpr bool is_heavy_from_output = Activation::is_heavy_from_output;
+};
+
+/// Base of the adaptors: declares Activation's `is_heavy` and `is_heavy_from_output` where it has
+/// them, so an adaptor passed to cuact::transform carries the hint, and one that is an activation
+/// itself (cuact::affine_activation) carries both. One base, so the adaptors stay aggregates built
+/// as `{{}, act, ...}`.
+template <class Activation, class = void>
+struct cost_hint_of : from_output_hint_of<Activation> {};
+template <class Activation>
+struct cost_hint_of<Activation, std::void_t<decltype(Activation::is_heavy)>>
+    : from_output_hint_of<Activation> {
   static constexpr bool is_heavy = Activation::is_heavy;
+};
+
+/// Base of gradient_from_output_op: declares the hint from_output_cost gives (none where it is
+/// estimate), so the op passed to cuact::transform launches as cuact::backward_from_output does.
+template <class Activation, class = void>
+struct from_output_cost_hint_of : cost_hint_of<Activation> {};
+template <class Activation>
+struct from_output_cost_hint_of<Activation,
+                                std::void_t<decltype(Activation::is_heavy_from_output)>> {
+  static constexpr bool is_heavy = Activation::is_heavy_from_output;
 };
 
 /// Declares Activation's `has_long_16bit_math` (false where it has none: has_long_16bit_math_of),
@@ -196,7 +231,7 @@ struct gradient_op : detail::cost_hint_of<Activation> {
 /// The backward from the output as an elementwise operation on (y, dy): dx =
 /// gradient_from_output(dy, y) where defined, else dy * derivative_from_output(y).
 template <class Activation, class Out>
-struct gradient_from_output_op : detail::cost_hint_of<Activation> {
+struct gradient_from_output_op : detail::from_output_cost_hint_of<Activation> {
   /// The activation.
   Activation act;
   /// dx for output y and upstream gradient dy.

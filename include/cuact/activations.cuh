@@ -58,6 +58,8 @@ struct relu {
 struct selu {
   /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;  // exp: tens of instructions per element in float
+  /// The backward from the output is light: a compare, an add and a select.
+  static constexpr bool is_heavy_from_output = false;
   /// SELU's alpha (fixed, as in PyTorch).
   static constexpr double alpha = 1.6732632423543772848170429916717;
   /// SELU's scale (fixed, as in PyTorch).
@@ -363,6 +365,8 @@ struct softsign {
 struct elu {
   /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;  // expm1
+  /// The backward from the output is light: a compare, an add and a select.
+  static constexpr bool is_heavy_from_output = false;
   /// PyTorch's alpha (default 1.0).
   double alpha = 1.0;
   /// elu(x).
@@ -395,6 +399,8 @@ struct elu {
 struct celu {
   /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;  // expm1
+  /// The backward from the output is light: an add and a division by alpha.
+  static constexpr bool is_heavy_from_output = false;
   /// PyTorch's alpha (default 1.0; must be positive).
   double alpha = 1.0;
   /// celu(x).
@@ -441,6 +447,8 @@ struct celu {
 struct sigmoid {
   /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;  // exp and a division
+  /// The backward from the output is light: y (1 - y).
+  static constexpr bool is_heavy_from_output = false;
   /// sigmoid(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
@@ -764,6 +772,8 @@ struct mish {
 struct tanh {
   /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;
+  /// The backward from the output is light: 1 - y^2, one fma.
+  static constexpr bool is_heavy_from_output = false;
   /// tanh(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {

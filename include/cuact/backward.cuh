@@ -46,7 +46,7 @@ cudaError_t backward_from_output(Activation act, const T* y, const T* dy, T* dx,
                 "given y = act(x)");
   return detail::run_elementwise<VecWidth>(
       gradient_from_output_op<Activation, T>{{}, act}, outputs(dx), n, inputs(y, dy), stream,
-      detail::declared_cost<Activation>, detail::gradient_in_place);
+      detail::from_output_cost<Activation>, detail::gradient_in_place);
 }
 
 }  // namespace cuact

@@ -101,7 +101,7 @@ struct linear {
 /// compute type). Build with cuact::affine(act, alpha, beta). Derivatives by the chain rule:
 /// alpha * act'(alpha * x + beta); from the output, alpha * act'(from y) where act has that; a
 /// selection gradient (relu's) stays a selection: act.gradient(alpha * dy, alpha * x + beta).
-/// Carries act's is_heavy and has_long_16bit_math.
+/// Carries act's is_heavy, is_heavy_from_output and has_long_16bit_math.
 template <class Activation>
 struct affine_activation : detail::cost_hint_of<Activation> {
   /// Act's (activation.cuh: has_long_16bit_math).

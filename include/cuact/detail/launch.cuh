@@ -215,8 +215,8 @@ inline constexpr double throttled_loads_in_flight = 2;
 /// (none lower), family rows below CUB 65-68 -> 43-46; the H200 launches as before.
 inline constexpr double throttled_heavy_loads_in_flight = 2.75;
 
-/// Threads per block of a light one-pass, one-vector operation over three arrays of 16-bit or
-/// float data whose kernel fills the SM and whose loads in flight do not oversubscribe the
+/// Threads per block of a light one-pass, one-vector operation over three arrays of 16-bit, float
+/// or double data whose kernel fills the SM and whose loads in flight do not oversubscribe the
 /// device's memory (throttled_resident_blocks leaves it uncapped: the H200's light backwards);
 /// with moderated_loads_in_flight, the cap it runs under (moderated_resident_blocks). Such an op
 /// ran 1024-thread blocks before (wide_threads_per_block). Why (bench/results/h200/
@@ -233,8 +233,11 @@ inline constexpr double throttled_heavy_loads_in_flight = 2.75;
 /// Not where the loads oversubscribe: on the H100 384 x 4 lost 0.7% against its 128 x 10 cap
 /// (fp32 1.0262 -> 1.0186, bf16 1.0255 -> 1.0179; h100/moderated_blocks_s29.txt), and its heavy
 /// backwards lost 0.8% at 448 x 4 and 1.3-1.6% at 384 x 4 against 128 x 14. Heavy ops are left
-/// out (on the H200 they are not one-pass three-array launches: budget_is_roomy_for_float_math),
-/// and so is double data (not measured).
+/// out (on the H200 they are not one-pass three-array launches: budget_is_roomy_for_float_math).
+/// Double data too, from session 30 (h200/moderated_double_s30.txt, --headline, two rounds each):
+/// the H200's fp64 relu backward and backward_from_output and selu backward_from_output 1.035 ->
+/// 1.042 x memcpy, 0.999 -> 1.006 x CUB (1024 x 2 before); the H100's run 128 x 10, throttled.
+/// Casts (float in, 16-bit out) are left out: not measured.
 inline constexpr unsigned moderated_threads_per_block = 384;
 /// See moderated_threads_per_block: 1.5 x target_bytes_in_flight_per_sm, rounded up to whole
 /// blocks (four of 384 threads x two 16-byte vectors on an H200: 48 KiB).
@@ -484,6 +487,11 @@ inline bool is_single_float_data(std::size_t bytes_per_element, unsigned arrays_
   return bytes_per_element == 4 * std::size_t(arrays_per_element);
 }
 
+/// Whether every array an operation's element moves through holds double data (8 bytes each).
+inline bool is_double_data(std::size_t bytes_per_element, unsigned arrays_per_element) {
+  return bytes_per_element == 8 * std::size_t(arrays_per_element);
+}
+
 /// Whether an operation moving `bytes_per_element` through `arrays_per_element` arrays is
 /// instruction-bound on `device`: its budget is under `budget_per_array` for each array (the rule
 /// behind the passes of heavy and compute-bound ops and the tabulated forward's shape).
@@ -649,11 +657,12 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
           ? shared_bytes_for_resident_blocks(
                 device, throttled_resident_blocks(device, kernel, vector_load_bytes, heavy))
           : 0;
-  // A light one on 16-bit or float data that is not throttled: moderated blocks, capped
+  // A light one on 16-bit, float or double data that is not throttled: moderated blocks, capped
   // (moderated_resident_blocks), where the device's shared memory allows the cap
   const bool moderated = one_pass_of_three && throttle_bytes == 0 && !heavy &&
                          (is_half_data(bytes_per_element, arrays_per_element) ||
-                          is_single_float_data(bytes_per_element, arrays_per_element));
+                          is_single_float_data(bytes_per_element, arrays_per_element) ||
+                          is_double_data(bytes_per_element, arrays_per_element));
   const std::size_t moderate_bytes =
       moderated ? shared_bytes_for_resident_blocks(
                       device, moderated_resident_blocks(device, vector_load_bytes))
