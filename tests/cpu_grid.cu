@@ -656,7 +656,7 @@ TEST_CASE("launch model: bulk tiles for the H100's light forwards", "[cpu][grid]
                            std::size_t bytes, std::size_t v = backward_vectors) {
     return cuact::detail::model_launch_shape(device, {16, 32}, hint, v, 0, 16, bytes, 2, 2);
   };
-  for (std::size_t bytes : {4, 8}) {  // 16-bit, fp32
+  for (std::size_t bytes : {4, 8, 16}) {  // 16-bit, fp32, fp64
     CAPTURE(bytes);
     const auto light = forward(h100, cost_hint::light, bytes);
     REQUIRE(light.vectors_per_thread == 1);
@@ -674,8 +674,7 @@ TEST_CASE("launch model: bulk tiles for the H100's light forwards", "[cpu][grid]
     CHECK_FALSE(
         takes_bulk_tiles(h100, sm90, forward(h100, cost_hint::light, bytes, 1000), 1000, bytes, 2));
   }
-  // nor double data, a float-to-16-bit cast, or a backward (three arrays)
-  CHECK_FALSE(takes_bulk_tiles(h100, sm90, forward(h100, cost_hint::light, 16), vectors, 16, 2));
+  // nor a float-to-16-bit cast, or a backward (three arrays)
   CHECK_FALSE(takes_bulk_tiles(h100, sm90, forward(h100, cost_hint::light, 6), vectors, 6, 2));
   CHECK_FALSE(takes_bulk_tiles(h100, sm90, forward(h100, cost_hint::light, 4), vectors, 6, 3));
   // the bulk shape: blocks of 256 threads stepping over bulk_tile_passes tiles of 256 vectors, the

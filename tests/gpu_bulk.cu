@@ -1,14 +1,15 @@
 // Bulk tiles (detail/kernels/bulk_tile.cuh) on the device: bulk_tile_kernel launched directly over
-// relu and silu forwards in bf16 and fp16, selu in fp32 and the bf16 relu backward (two inputs:
-// two copies per tile), on the grids a bulk launch must survive: a block per tile (the launch
-// model's), one block stepping over every tile (the staging buffer reused: the barrier's phase
-// flips, the copy engine overwrites what the block has read), tiles of 37 and 32 vectors, and a
-// grid far larger than the tiles. Sizes straddle tile edges; out of place co-aligned, with a
+// relu and silu forwards in bf16 and fp16, selu in fp32, relu in fp64 and the bf16 relu backward
+// (two inputs: two copies per tile), on the grids a bulk launch must survive: a block per tile (the
+// launch model's), one block stepping over every tile (the staging buffer reused: the barrier's
+// phase flips, the copy engine overwrites what the block has read), tiles of 37 and 32 vectors, and
+// a grid far larger than the tiles. Sizes straddle tile edges; out of place co-aligned, with a
 // scalar head, not co-aligned (scalars only), and in place. Every element against the reference
-// kernel (one thread per element, scalar loads), outputs poisoned first, the guard bytes after
-// each array and the inputs unchanged. The public entry runs the same arrays at 2^24 + 5 elements
-// and says whether the launch model took bulk tiles there (on an H100 it does for the 16-bit
-// forwards; the GPU suite's large cases run through it too). Needs sm_90 (bulk copies).
+// kernel (one thread per element, scalar loads), outputs poisoned first, the guard bytes after each
+// array and the inputs unchanged. The public entry runs the same arrays at 2^24 + 5 elements and
+// says whether the launch model took bulk tiles there (on an H100 it does for the light forwards of
+// 16-bit, float and double data; the GPU suite's large cases run through it too). Needs sm_90 (bulk
+// copies).
 #include <cstdio>
 #include <string>
 #include <type_traits>
@@ -199,9 +200,11 @@ TEST_CASE("bulk tiles on the device: every grid, size and placement", "[gpu][bul
   check_bulk_sizes<pass::forward, bf16>("silu", cuact::silu{});
   check_bulk_sizes<pass::forward, __half>("silu", cuact::silu{});
   check_bulk_sizes<pass::forward, float>("selu", cuact::selu{});
+  check_bulk_sizes<pass::forward, double>("relu", cuact::relu{});
   check_bulk_sizes<pass::backward, bf16>("relu", cuact::relu{});
   const std::size_t n = quick_mode() ? (std::size_t(1) << 20) + 5 : (std::size_t(1) << 24) + 5;
   check_entry<bf16>("relu", cuact::relu{}, n);
   check_entry<__half>("silu", cuact::silu{}, n);
   check_entry<bf16>("gelu", cuact::gelu{}, n);
+  check_entry<double>("relu", cuact::relu{}, n);
 }
