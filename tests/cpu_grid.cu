@@ -634,6 +634,18 @@ TEST_CASE("bulk tiles: every offset x size x grid, in and out of place", "[cpu][
       cuact::forward_op<cuact::relu, __nv_bfloat16>{}, static_cast<__nv_bfloat16*>(nullptr), 0,
       static_cast<const __nv_bfloat16*>(nullptr)));
   static_assert(bulk_tiles_fit_v<bf16_params>);
+  // the launches that instantiate bulk_tile_kernel at all: one input and one output of 16-bit,
+  // float or double data (the model then decides: takes_bulk_tiles), not a cast nor two inputs
+  using cuact::detail::bulk_tiles_considered_v;
+  static_assert(bulk_tiles_considered_v<bf16_params>);
+  static_assert(bulk_tiles_considered_v<decltype(cuact::make_elementwise_params<2>(
+                    cuact::forward_op<cuact::relu, double>{}, static_cast<double*>(nullptr), 0,
+                    static_cast<const double*>(nullptr)))>);
+  static_assert(
+      !bulk_tiles_considered_v<decltype(cuact::make_elementwise_params<8>(
+          cuact::gradient_op<cuact::relu, __nv_bfloat16>{}, static_cast<__nv_bfloat16*>(nullptr), 0,
+          static_cast<const __nv_bfloat16*>(nullptr),
+          static_cast<const __nv_bfloat16*>(nullptr)))>);
   static_assert(
       !bulk_tiles_fit_v<decltype(cuact::make_elementwise_params<4>(
           cuact::forward_op<cuact::relu, __nv_bfloat16>{}, static_cast<__nv_bfloat16*>(nullptr), 0,

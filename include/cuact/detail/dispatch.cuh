@@ -263,12 +263,13 @@ struct keep_shape {
 };
 
 /// Params whose launches may run as bulk tiles (launch.cuh: takes_bulk_tiles): one input, one
-/// output, both 16-bit or both float (any data under CUACT_BULK_TILES 2), fitting the kernel
-/// (bulk_tiles_fit_v). Only these instantiate bulk_tile_kernel.
+/// output, both 16-bit, both float or both double (any data under CUACT_BULK_TILES 2), fitting the
+/// kernel (bulk_tiles_fit_v). Only these instantiate bulk_tile_kernel.
 template <class Params>
 inline constexpr bool bulk_tiles_considered_v =
     bulk_tiles_fit_v<Params>&& Params::num_inputs == 1 && Params::num_outputs == 1 &&
-    (CUACT_BULK_TILES == 2 || Params::bytes_per_element == 4 || Params::bytes_per_element == 8);
+    (CUACT_BULK_TILES == 2 || Params::bytes_per_element == 4 || Params::bytes_per_element == 8 ||
+     Params::bytes_per_element == 16);
 
 /// The launch launch_modelled makes: its shape, and whether bulk_tile_kernel runs it rather than
 /// elementwise_kernel (launch.cuh: takes_bulk_tiles). The bench reports it and gpu_bulk checks it,
