@@ -707,8 +707,8 @@ inline constexpr unsigned bulk_tile_threads_per_block = 256;
 /// Whether the launch the model shaped as `shape` for a one-input, one-output operation over
 /// `vectors` full vectors runs as bulk tiles instead (kernels/bulk_tile.cuh), where its params fit
 /// them and `bulk_kernel` (the bulk-tile kernel's facts) was compiled for sm_90 or later: a light
-/// operation (shape.heavy false: declared `is_heavy = false`) on 16-bit, float or double data
-/// where the budget leaves float math room (budget_is_roomy_for_float_math: an H100, not an H200) and the
+/// operation (shape.heavy false: declared `is_heavy = false`) on 16-bit, float or double data where
+/// the budget leaves float math room (budget_is_roomy_for_float_math: an H100, not an H200) and the
 /// model's shape is one vector per thread in one pass, over more than little work (is_little_work,
 /// in waves of full SMs: the bulk-tile kernel's residency depends on its staging bytes). Why
 /// (bench/results/h100/bulk_tiles_ab.txt, --family, every one-input launch as bulk tiles against
@@ -717,12 +717,12 @@ inline constexpr unsigned bulk_tile_threads_per_block = 256;
 /// 1.004-1.007; the heavy ones from -9.6% (bf16 softplus 0.925) to +0.8% (fp32 tanh): their math
 /// needs the threads that wait for the tile. Blocks that step over two tiles with the next one's
 /// copy in flight lost on every row (0.991-0.999 at two or four tiles per block).
-/// Double data (session 30, h100/bulk_tiles_double_s30.txt: --headline, every one-input launch
-/// as bulk tiles against the rule before, two rounds each): the H100's fp64 relu forward out of
-/// place 0.999-1.000 -> 1.005 x memcpy (x CUB 0.998-0.999 -> 1.004), in place 0.996-0.997 ->
-/// 1.005-1.006 (0.999 -> 1.008); the heavy selu lost there too (fp64 1.000 -> 0.993). Double math always has room (its
-/// budget counts twice the bytes), so for double data the device is the H100 class by float
-/// data's test: where a float forward's budget is roomy.
+/// Double data (session 30, h100/bulk_tiles_double_s30.txt: --headline, every one-input launch as
+/// bulk tiles against the rule before, two rounds each): the H100's fp64 relu forward out of place
+/// 0.999-1.000 -> 1.005 x memcpy (x CUB 0.998-0.999 -> 1.004), in place 0.996-0.997 -> 1.005-1.006
+/// (0.999 -> 1.008); the heavy selu lost there too (fp64 1.000 -> 0.993). Double math always has
+/// room (its budget counts twice the bytes), so for double data the device is the H100 class by
+/// float data's test: where a float forward's budget is roomy.
 inline bool takes_bulk_tiles(const device_facts& device, const kernel_facts& bulk_kernel,
                              const launch_shape& shape, std::size_t vectors,
                              std::size_t bytes_per_element, unsigned arrays_per_element) {
