@@ -159,7 +159,7 @@ shape_report modelled_shape(Op op, cuact::detail::cost_hint hint, T* out, std::s
             s != cudaSuccess) {
           return s;
         }
-        const auto kernel = cuact::detail::planned_kernel<launched_t>(plan);
+        const auto kernel = cuact::detail::planned_kernel(planned, plan);
         cuact::detail::kernel_facts facts{};
         if (const cudaError_t s = cuact::detail::get_kernel_facts(kernel, device, facts);
             s != cudaSuccess) {

@@ -555,18 +555,20 @@ std::vector<std::size_t> bulk_sizes(std::size_t v) {
   return sizes;
 }
 
-/// The grids a bulk-tile launch of `p` must survive: the launch model's (a block per tile of
-/// bulk_tile_threads_per_block vectors), one block stepping over every tile, tiles of 37 and 32
-/// vectors, one thread, and a grid far larger than the tiles.
+/// The grids a bulk-tile launch of `p` must survive, each covering the tiles (the kernel takes one
+/// tile per block): the launch model's (a block per tile of bulk_tile_threads_per_block vectors),
+/// tiles of 37 and 32 vectors, one vector per block, and a grid far larger than the tiles.
 template <class Params>
 std::vector<grid_shape> bulk_grids_for(const Params& p) {
   const auto model = cuact::detail::bulk_tile_launch_shape({}, p.vectors, 0);
   const std::size_t block = model.threads_per_block;
+  const auto covering = [&](std::size_t threads) {
+    return grid_shape{std::max<std::size_t>(1, (p.vectors + threads - 1) / threads), threads};
+  };
   return {{std::max<std::size_t>(1, model.blocks), block},
-          {1, block},
-          {3, 37},
-          {2, 32},
-          {1, 1},
+          covering(37),
+          covering(32),
+          covering(1),
           {2 * model.blocks + 1, block}};
 }
 
@@ -657,48 +659,63 @@ TEST_CASE("bulk tiles: every offset x size x grid, in and out of place", "[cpu][
                     static_cast<float*>(nullptr), 0, static_cast<const float*>(nullptr)))>);
 }
 
-TEST_CASE("launch model: bulk tiles for the H100's light forwards", "[cpu][grid][launch][bulk]") {
+TEST_CASE("launch model: bulk tiles for the H100's forwards of declared cost",
+          "[cpu][grid][launch][bulk]") {
   using cuact::detail::cost_hint;
-  using cuact::detail::takes_bulk_tiles;
   const cuact::detail::device_facts h100 = model_h100, h200 = model_h200;
   const cuact::detail::kernel_facts sm90{16, 32, 90}, sm80{16, 32, 80};
   constexpr std::size_t vectors = backward_vectors;
-  // what the model gives a forward (two arrays) of `bytes` per element on each device
+  // what the model gives a forward (two arrays) of `bytes` per element on each device: a heavy one
+  // in its one-vector instantiation (heavy_runs_one_vector, or more resident blocks)
   const auto forward = [&](const cuact::detail::device_facts& device, cost_hint hint,
                            std::size_t bytes, std::size_t v = backward_vectors) {
-    return cuact::detail::model_launch_shape(device, {16, 32}, hint, v, 0, 16, bytes, 2, 2);
+    const unsigned max_vectors = hint == cost_hint::light ? 2 : 1;
+    return cuact::detail::model_launch_shape(device, {16, 32}, hint, v, 0, 16, bytes, 2,
+                                             max_vectors);
+  };
+  // whether the model's forward launch with `hint` runs as bulk tiles
+  const auto takes = [&](const cuact::detail::device_facts& device,
+                         const cuact::detail::kernel_facts& bulk, cost_hint hint, std::size_t bytes,
+                         bool long_math = false, std::size_t v = backward_vectors) {
+    return cuact::detail::takes_bulk_tiles(device, bulk, hint, long_math,
+                                           forward(device, hint, bytes, v), v, bytes, 2);
   };
   for (std::size_t bytes : {4, 8, 16}) {  // 16-bit, fp32, fp64
     CAPTURE(bytes);
-    const auto light = forward(h100, cost_hint::light, bytes);
-    REQUIRE(light.vectors_per_thread == 1);
-    REQUIRE(light.passes == 1);
-    CHECK(takes_bulk_tiles(h100, sm90, light, vectors, bytes, 2));
-    CHECK_FALSE(takes_bulk_tiles(h100, sm80, light, vectors, bytes, 2));  // no bulk copy before 90
-    // not heavy ops (their math needs the threads that wait for the tile), nor functors without a
-    // hint (taken as heavy), nor on the H200 (the budget is tight), nor little work
-    CHECK_FALSE(
-        takes_bulk_tiles(h100, sm90, forward(h100, cost_hint::heavy, bytes), vectors, bytes, 2));
-    CHECK_FALSE(
-        takes_bulk_tiles(h100, sm90, forward(h100, cost_hint::estimate, bytes), vectors, bytes, 2));
-    CHECK_FALSE(
-        takes_bulk_tiles(h200, sm90, forward(h200, cost_hint::light, bytes), vectors, bytes, 2));
-    CHECK_FALSE(
-        takes_bulk_tiles(h100, sm90, forward(h100, cost_hint::light, bytes, 1000), 1000, bytes, 2));
+    for (const cost_hint hint : {cost_hint::light, cost_hint::heavy}) {
+      CAPTURE(static_cast<int>(hint));
+      REQUIRE(forward(h100, hint, bytes).vectors_per_thread == 1);
+      REQUIRE(forward(h100, hint, bytes).passes == 1);
+      CHECK(takes(h100, sm90, hint, bytes));
+      CHECK_FALSE(takes(h100, sm80, hint, bytes));  // no bulk copy before sm_90
+      // nor on the H200 (the budget is tight), nor little work
+      CHECK_FALSE(takes(h200, sm90, hint, bytes));
+      CHECK_FALSE(takes(h100, sm90, hint, bytes, false, 1000));
+    }
+    // not declared long math, nor compute-bound ops, nor functors without a hint (taken as heavy)
+    CHECK_FALSE(takes(h100, sm90, cost_hint::heavy, bytes, true));
+    CHECK_FALSE(takes(h100, sm90, cost_hint::compute_bound, bytes));
+    CHECK_FALSE(takes(h100, sm90, cost_hint::estimate, bytes));
   }
+  // nor more tiles than a grid holds (the kernel takes one tile per block)
+  const std::size_t too_many =
+      (std::size_t(INT_MAX) + 1) * cuact::detail::bulk_tile_threads_per_block;
+  CHECK_FALSE(cuact::detail::takes_bulk_tiles(h100, sm90, cost_hint::light, false,
+                                              forward(h100, cost_hint::light, 4, too_many),
+                                              too_many, 4, 2));
   // nor a float-to-16-bit cast, or a backward (three arrays)
-  CHECK_FALSE(takes_bulk_tiles(h100, sm90, forward(h100, cost_hint::light, 6), vectors, 6, 2));
-  CHECK_FALSE(takes_bulk_tiles(h100, sm90, forward(h100, cost_hint::light, 4), vectors, 6, 3));
-  // the bulk shape: blocks of 256 threads stepping over bulk_tile_passes tiles of 256 vectors, the
-  // model's heavy kept, the staging shared
+  CHECK_FALSE(cuact::detail::takes_bulk_tiles(h100, sm90, cost_hint::light, false,
+                                              forward(h100, cost_hint::light, 6), vectors, 6, 2));
+  CHECK_FALSE(cuact::detail::takes_bulk_tiles(h100, sm90, cost_hint::light, false,
+                                              forward(h100, cost_hint::light, 4), vectors, 6, 3));
+  // the bulk shape: a block of 256 threads per tile of 256 vectors, the model's heavy kept, the
+  // staging shared
   const auto heavy = forward(h100, cost_hint::heavy, 4);
   const auto bulk = cuact::detail::bulk_tile_launch_shape(heavy, vectors + 1, 4096);
   CHECK(bulk.threads_per_block == cuact::detail::bulk_tile_threads_per_block);
-  const std::size_t passes = cuact::detail::bulk_tile_passes;
-  CHECK(bulk.blocks == cuact::detail::grid_blocks((vectors + 1 + passes - 1) / passes,
-                                                  cuact::detail::bulk_tile_threads_per_block));
+  CHECK(bulk.blocks == vectors / cuact::detail::bulk_tile_threads_per_block + 1);
   CHECK(bulk.vectors_per_thread == 1);
-  CHECK(bulk.passes == passes);
+  CHECK(bulk.passes == 1);
   CHECK(bulk.heavy);
   CHECK(bulk.dynamic_shared_bytes == 4096);
 }

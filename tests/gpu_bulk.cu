@@ -1,9 +1,8 @@
 // Bulk tiles (detail/kernels/bulk_tile.cuh) on the device: bulk_tile_kernel launched directly over
 // relu and silu forwards in bf16 and fp16, selu in fp32, relu in fp64 and the bf16 relu backward
-// (two inputs: two copies per tile), on the grids a bulk launch must survive: a block per tile (the
-// launch model's), one block stepping over every tile (the staging buffer reused: the barrier's
-// phase flips, the copy engine overwrites what the block has read), tiles of 37 and 32 vectors, and
-// a grid far larger than the tiles. Sizes straddle tile edges; out of place co-aligned, with a
+// (two inputs: two copies per tile), on covering grids (the kernel takes one tile per block): a
+// block per tile (the launch model's), tiles of 37 and 32 vectors, and a grid far larger than the
+// tiles. Sizes straddle tile edges; out of place co-aligned, with a
 // scalar head, not co-aligned (scalars only), and in place. Every element against the reference
 // kernel (one thread per element, scalar loads), outputs poisoned first, the guard bytes after each
 // array and the inputs unchanged. The public entry runs the same arrays at 2^24 + 5 elements and
@@ -92,15 +91,16 @@ void check_bulk(const char* name, const A& act, std::size_t n) {
                         cuda::std::tuple<const T*, const T*>{in[0], in[1]});
     }
     const std::vector<T> expected = to_host(want, n);
-    const auto kernel = cuact::detail::bulk_tile_kernel<params_t>;
+    const auto kernel = cuact::detail::bulk_tile_kernel_for(params);
     const auto model = cuact::detail::bulk_tile_launch_shape({}, params.vectors, 0);
     const unsigned tile = model.threads_per_block;
+    // covering grids (the kernel takes one tile per block); no vectors: one block for the scalars
+    const auto covering = [&](unsigned threads) {
+      const auto blocks = static_cast<unsigned>((params.vectors + threads - 1) / threads);
+      return std::pair<unsigned, unsigned>{blocks > 0 ? blocks : 1, threads};
+    };
     const std::pair<unsigned, unsigned> grids[] = {
-        {model.blocks > 0 ? model.blocks : 1, tile},  // no vectors: one block for the scalars
-        {1, tile},
-        {3, 37},
-        {2, 32},
-        {2 * model.blocks + 1, tile}};
+        covering(tile), covering(37), covering(32), {2 * model.blocks + 1, tile}};
     for (const auto& [blocks, threads] : grids) {
       INFO(name << " " << pass_name(P) << " " << type_name<T>() << ": " << p.what << ", n = " << n
                 << ", grid " << blocks << " x " << threads << ", " << params.vectors << " vectors");

@@ -63,54 +63,51 @@ void for_each_index(F&& f, std::index_sequence<K...>) {
   (f(std::integral_constant<std::size_t, K>{}), ...);
 }
 
-/// bulk_tile_kernel's index logic over a simulated grid: each block steps over its tiles
-/// (detail::bulk_tile_at from block x threads on, in steps of the grid's threads), the tile's bytes
-/// of every input (detail::bulk_tile_source) copied into a poisoned stage of the staging buffer
-/// (the stages taken in turn) where the GPU's bulk copy would put them, each 16-byte unit read
+/// bulk_tile_kernel's index logic over a simulated grid: each block takes its tile
+/// (detail::bulk_tile_of_block), the tile's bytes of every input (detail::bulk_tile_source) copied
+/// into a poisoned staging buffer where the GPU's bulk copy would put them, each 16-byte unit read
 /// through the log under the thread that computes it (the copy moves whole, 16-byte-aligned units
-/// of a contiguous range), then every lane's detail::compute_staged_vector from that stage, then
-/// detail::scalar_steps for every thread. Returns what the tiles themselves got wrong.
+/// of a contiguous range), then every lane's detail::compute_staged_vector from that buffer, then
+/// detail::scalar_steps for every thread. Returns what the tiles themselves got wrong (a grid that
+/// does not cover the tiles, detail::bulk_grid_covers, leaves vectors unwritten: the caller's
+/// checks find them).
 template <class Params>
 std::string simulate_bulk_tiles(access_log& log, const Params& p, grid_shape grid) {
   namespace cd = cuact::detail;
   constexpr std::size_t unit = cd::bulk_copy_vector_bytes;
   const auto tile_vectors = static_cast<unsigned>(grid.threads);
-  const std::size_t stage_bytes = cd::bulk_tile_stage_bytes<Params>(tile_vectors);
   std::vector<unsigned char> staging(cd::bulk_tile_staging_bytes<Params>(tile_vectors));
   std::string problems;
   std::size_t covered = 0;
-  const std::size_t step = grid.blocks * grid.threads;
   for (std::size_t block = 0; block < grid.blocks; ++block) {
-    unsigned s = 0;
-    for (std::size_t first = block * grid.threads; first < p.vectors;
-         first += step, s = (s + 1) % cd::bulk_tile_stages) {
-      const cd::bulk_tile tile = cd::bulk_tile_at(p, tile_vectors, first);
-      if (tile.vectors == 0 || tile.vectors > tile_vectors ||
-          tile.first_vector + tile.vectors > p.vectors) {
-        problems += "tile at " + std::to_string(first) + " outside the vectors; ";
-        continue;
-      }
-      covered += tile.vectors;
-      unsigned char* const stage = staging.data() + s * stage_bytes;
-      std::fill(stage, stage + stage_bytes, static_cast<unsigned char>(0xA5));
-      const auto copy_input = [&](auto input) {
-        constexpr std::size_t k = decltype(input)::value;
-        const auto* source =
-            static_cast<const cd::vector_of<std::uint32_t, 4>*>(cd::bulk_tile_source<k>(p, tile));
-        for (unsigned lane = 0; lane < tile.vectors; ++lane) {
-          log.set_thread(static_cast<std::int64_t>(block * grid.threads + lane));
-          const auto value = recording_access{&log}.load(source + lane);
-          std::memcpy(stage + (k * tile_vectors + lane) * unit, &value, unit);
-        }
-      };
-      for_each_index(copy_input, std::make_index_sequence<Params::num_inputs>{});
+    const cd::bulk_tile tile = cd::bulk_tile_of_block(p, tile_vectors, block);
+    if (tile.vectors == 0) continue;
+    if (tile.vectors > tile_vectors || tile.first_vector + tile.vectors > p.vectors) {
+      problems += "tile of block " + std::to_string(block) + " outside the vectors; ";
+      continue;
+    }
+    covered += tile.vectors;
+    unsigned char* const stage = staging.data();
+    std::fill(staging.begin(), staging.end(), static_cast<unsigned char>(0xA5));
+    const auto copy_input = [&](auto input) {
+      constexpr std::size_t k = decltype(input)::value;
+      const auto* source =
+          static_cast<const cd::vector_of<std::uint32_t, 4>*>(cd::bulk_tile_source<k>(p, tile));
       for (unsigned lane = 0; lane < tile.vectors; ++lane) {
         log.set_thread(static_cast<std::int64_t>(block * grid.threads + lane));
-        cd::compute_staged_vector(p, tile, tile_vectors, lane, stage, recording_access{&log});
+        const auto value = recording_access{&log}.load(source + lane);
+        std::memcpy(stage + (k * tile_vectors + lane) * unit, &value, unit);
       }
+    };
+    for_each_index(copy_input, std::make_index_sequence<Params::num_inputs>{});
+    for (unsigned lane = 0; lane < tile.vectors; ++lane) {
+      log.set_thread(static_cast<std::int64_t>(block * grid.threads + lane));
+      cd::compute_staged_vector(p, tile, tile_vectors, lane, stage, recording_access{&log});
     }
   }
-  if (covered != p.vectors) problems += "the tiles do not cover the vectors; ";
+  if (covered != p.vectors && cd::bulk_grid_covers(p, grid.blocks, tile_vectors)) {
+    problems += "the tiles of a covering grid do not cover the vectors; ";
+  }
   simulate_grid(log, grid, [&](std::size_t t, std::size_t num_threads) {
     cd::scalar_steps(p, t, num_threads, recording_access{&log});
   });

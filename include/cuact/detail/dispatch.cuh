@@ -279,10 +279,11 @@ struct launch_plan {
   bool bulk_tiles = false;
 };
 
-/// Where takes_bulk_tiles holds for params, which the model shaped as plan.shape (for
-/// bulk_tile_kernel's facts on `device`), plan becomes theirs.
+/// Where takes_bulk_tiles holds for params with cost `hint`, which the model shaped as plan.shape
+/// (for bulk_tile_kernel's facts on `device`), plan becomes theirs.
 template <class Params>
-cudaError_t choose_bulk_tiles(const Params& params, int device, launch_plan& plan) {
+cudaError_t choose_bulk_tiles(const Params& params, int device, [[maybe_unused]] cost_hint hint,
+                              launch_plan& plan) {
   if constexpr (bulk_tiles_considered_v<Params>) {
     device_facts device_info{};
     if (const cudaError_t status = get_device_facts(device, device_info); status != cudaSuccess) {
@@ -293,8 +294,9 @@ cudaError_t choose_bulk_tiles(const Params& params, int device, launch_plan& pla
         status != cudaSuccess) {
       return status;
     }
-    if (takes_bulk_tiles(device_info, bulk_facts, plan.shape, params.vectors,
-                         Params::bytes_per_element, Params::arrays_per_element)) {
+    if (takes_bulk_tiles(device_info, bulk_facts, hint, has_long_16bit_math_of<decltype(params.op)>,
+                         plan.shape, params.vectors, Params::bytes_per_element,
+                         Params::arrays_per_element)) {
       plan.bulk_tiles = true;
       plan.shape = bulk_tile_launch_shape(
           plan.shape, params.vectors, bulk_tile_staging_bytes<Params>(bulk_tile_threads_per_block));
@@ -315,14 +317,14 @@ cudaError_t plan_launch(Params& params, int device, cost_hint hint, bool may_tak
     return status;
   }
   params.vectors_per_thread = plan.shape.vectors_per_thread;
-  return may_take_bulk_tiles ? choose_bulk_tiles(params, device, plan) : cudaSuccess;
+  return may_take_bulk_tiles ? choose_bulk_tiles(params, device, hint, plan) : cudaSuccess;
 }
 
 /// The kernel that runs params as `plan` says.
 template <class Params>
-auto planned_kernel(const launch_plan& plan) {
+auto planned_kernel(const Params& params, const launch_plan& plan) {
   if constexpr (bulk_tiles_considered_v<Params>) {
-    if (plan.bulk_tiles) return bulk_tile_kernel<Params>;
+    if (plan.bulk_tiles) return bulk_tile_kernel_for(params);
   }
   return elementwise_kernel<Params>;
 }
@@ -339,7 +341,7 @@ cudaError_t launch_modelled(Params params, int device, cost_hint hint, cudaStrea
     return status;
   }
   if (!plan.bulk_tiles) adjust(params, plan.shape);
-  return launch_kernel(planned_kernel<Params>(plan), params, plan.shape, stream);
+  return launch_kernel(planned_kernel(params, plan), params, plan.shape, stream);
 }
 
 /// Launches params (validated) as run_elementwise does: the instantiation with_launched_params

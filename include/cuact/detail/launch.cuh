@@ -46,9 +46,10 @@
 ///   resident blocks per SM by dynamic shared memory it does not use, fewer for a light one than
 ///   for a heavy one, whose math needs the threads (throttled_resident_blocks: H100 backwards
 ///   +0.9%, heavy ones +0.2% to +0.9%).
-/// - **Bulk tiles.** A light one-input forward of 16-bit or fp32 data where the budget is roomy (an
-///   H100) runs as bulk tiles instead (kernels/bulk_tile.cuh: each block copies its tile into
-///   shared memory by cp.async.bulk, as CUB's sm_90 path does): takes_bulk_tiles.
+/// - **Bulk tiles.** A one-input forward of declared cost (light, or heavy without declared long
+///   math; not compute-bound) on 16-bit, float or double data where the budget is roomy (an H100)
+///   runs as bulk tiles instead (kernels/bulk_tile.cuh: each block copies its one tile into shared
+///   memory by cp.async.bulk, as CUB's sm_90 path does): takes_bulk_tiles.
 /// - **Little work.** Below four waves of resident threads (is_little_work), one vector per thread
 ///   in one pass, so every SM gets work.
 /// - **Tabulated bf16 forwards** (kernels/table.cuh). A bf16 forward without a cost hint (a user's
@@ -706,55 +707,61 @@ inline constexpr unsigned bulk_tile_threads_per_block = 256;
 
 /// Whether the launch the model shaped as `shape` for a one-input, one-output operation over
 /// `vectors` full vectors runs as bulk tiles instead (kernels/bulk_tile.cuh), where its params fit
-/// them and `bulk_kernel` (the bulk-tile kernel's facts) was compiled for sm_90 or later: a light
-/// operation (shape.heavy false: declared `is_heavy = false`) on 16-bit, float or double data where
-/// the budget leaves float math room (budget_is_roomy_for_float_math: an H100, not an H200) and the
-/// model's shape is one vector per thread in one pass, over more than little work (is_little_work,
-/// in waves of full SMs: the bulk-tile kernel's residency depends on its staging bytes). Why
-/// (bench/results/h100/bulk_tiles_ab.txt, --family, every one-input launch as bulk tiles against
-/// none, one H100, two runs each, x memcpy): the 20 light 16-bit forwards 1.000-1.002 ->
-/// 1.007-1.010 (x CUB 0.994-0.996 -> 1.000-1.005), the 10 light fp32 forwards 0.999-1.000 ->
-/// 1.004-1.007; the heavy ones from -9.6% (bf16 softplus 0.925) to +0.8% (fp32 tanh): their math
-/// needs the threads that wait for the tile. Blocks that step over two tiles with the next one's
-/// copy in flight lost on every row (0.991-0.999 at two or four tiles per block).
-/// Double data (session 30, h100/bulk_tiles_double_s30.txt: --headline, every one-input launch as
-/// bulk tiles against the rule before, two rounds each): the H100's fp64 relu forward out of place
-/// 0.999-1.000 -> 1.005 x memcpy (x CUB 0.998-0.999 -> 1.004), in place 0.996-0.997 -> 1.005-1.006
-/// (0.999 -> 1.008); the heavy selu lost there too (fp64 1.000 -> 0.993). Double math always has
-/// room (its budget counts twice the bytes), so for double data the device is the H100 class by
-/// float data's test: where a float forward's budget is roomy.
+/// them and `bulk_kernel` (the bulk-tile kernel's facts) was compiled for sm_90 or later: an
+/// operation of declared cost (`hint` light or heavy; neither compute-bound nor a plain functor's
+/// estimate) whose math is not declared long (`long_math`: has_long_16bit_math), on 16-bit, float
+/// or double data where the budget leaves float math room (budget_is_roomy_for_float_math: an
+/// H100, not an H200), the model's shape one vector per thread in one pass, over more than little
+/// work (is_little_work, in waves of full SMs: the bulk-tile kernel's residency depends on its
+/// staging bytes) and fewer tiles than a grid holds (the kernel takes one tile per block).
+/// Why (--family forwards, every one-input launch as bulk tiles against the rule before, one H100,
+/// two rounds each, x memcpy):
+/// - Light forwards (session 26, bench/results/h100/bulk_tiles_ab.txt): 16-bit 1.000-1.002 ->
+///   1.007-1.010 (x CUB 0.994-0.996 -> 1.000-1.005), fp32 0.999-1.000 -> 1.004-1.007.
+/// - Heavy forwards, with session 31's one-tile kernel (h100/bulk_tiles_heavy_s31.txt): fp32
+///   selu, elu, silu, mish, sigmoid, logsigmoid, tanh, softsign 0.999-1.000 -> 1.0055-1.0085
+///   (celu 1.000 either way); 16-bit selu, elu, silu, mish, sigmoid, softsign, bf16 tanh
+///   1.000-1.002 -> 1.004-1.009; fp64 selu 1.000 -> 1.006 (--headline). Losers, left out:
+///   compute-bound gelu (fp32 -5.7%, 16-bit -0.6 to -1.6%) and fp32 gelu_tanh (-0.75%); the long
+///   math of softplus (fp32 -0.8%, 16-bit -5%) and of tanhshrink (16-bit -0.7 to -1%); plain
+///   functors (fp32 user softplus -2%, user elu -1.3%; sigmoid, silu, tanh-GELU +0.7%). Kept
+///   though they lose: 16-bit celu (-0.55 to -0.85%) and logsigmoid (-1.05 to -1.3%), which
+///   declare nothing that tells them from selu or sigmoid (x CUB 1.04-1.06 either way).
+/// - The stepping kernel before session 31 had lost on heavy math (0.5-9.6%, bulk_tiles_ab.txt);
+///   the H200 loses on every forward (h200/bulk_tiles_ab.txt, h200/bulk_heavy_s31.txt: 2-14%).
+/// - Double data (session 30, h100/bulk_tiles_double_s30.txt): fp64 relu 0.996-1.000 -> 1.005.
+///   Double math always has room (its budget counts twice the bytes), so for double data the
+///   device is the H100 class by float data's test: where a float forward's budget is roomy.
 inline bool takes_bulk_tiles(const device_facts& device, const kernel_facts& bulk_kernel,
-                             const launch_shape& shape, std::size_t vectors,
-                             std::size_t bytes_per_element, unsigned arrays_per_element) {
+                             cost_hint hint, bool long_math, const launch_shape& shape,
+                             std::size_t vectors, std::size_t bytes_per_element,
+                             unsigned arrays_per_element) {
   const double full_sm_wave = static_cast<double>(device.sm_count) * device.max_threads_per_sm;
+  const bool grid_covers =
+      vectors / bulk_tile_threads_per_block < static_cast<std::size_t>(INT_MAX);
   if (CUACT_BULK_TILES == 0 || bulk_kernel.binary_version < 90 || arrays_per_element != 2 ||
-      is_little_work(vectors, full_sm_wave)) {
+      is_little_work(vectors, full_sm_wave) || !grid_covers) {
     return false;
   }
   if (CUACT_BULK_TILES == 2) return true;
+  const bool declared = hint == cost_hint::light || (hint == cost_hint::heavy && !long_math);
   const std::size_t judged_bytes = is_double_data(bytes_per_element, arrays_per_element)
                                        ? 4 * std::size_t(arrays_per_element)
                                        : bytes_per_element;
-  return !shape.heavy && budget_is_roomy_for_float_math(device, judged_bytes, arrays_per_element) &&
+  return declared && budget_is_roomy_for_float_math(device, judged_bytes, arrays_per_element) &&
          shape.passes == 1 && shape.vectors_per_thread == 1;
 }
 
-/// Grid-stride steps of each block of a bulk-tile launch: one tile per block. Blocks that step over
-/// two or four tiles, the copy of the next in flight while their threads compute one
-/// (kernels/bulk_tile.cuh: bulk_tile_stages), lost on every row (see takes_bulk_tiles).
-inline constexpr unsigned bulk_tile_passes = 1;
-
 /// The shape of a bulk-tile launch over `vectors` full vectors, for an operation the model shaped
-/// as `modelled`: blocks of bulk_tile_threads_per_block threads, each stepping over
-/// bulk_tile_passes tiles of as many vectors (the grid capped as grid_blocks caps it),
-/// `staging_bytes` of dynamic shared memory per block.
+/// as `modelled`: a block of bulk_tile_threads_per_block threads per tile of as many vectors (the
+/// kernel takes one tile per block: kernels/bulk_tile.cuh; grid_blocks caps the grid, which
+/// takes_bulk_tiles rules out), `staging_bytes` of dynamic shared memory per block.
 inline launch_shape bulk_tile_launch_shape(const launch_shape& modelled, std::size_t vectors,
                                            std::size_t staging_bytes) {
-  const std::size_t vectors_per_pass = (vectors + bulk_tile_passes - 1) / bulk_tile_passes;
-  return {grid_blocks(vectors_per_pass, bulk_tile_threads_per_block),
+  return {grid_blocks(vectors, bulk_tile_threads_per_block),
           bulk_tile_threads_per_block,
           1,
-          bulk_tile_passes,
+          1,
           modelled.heavy,
           staging_bytes};
 }

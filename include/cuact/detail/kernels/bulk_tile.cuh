@@ -1,15 +1,17 @@
 /// \file
-/// The elementwise kernel's sibling for sm_90's bulk copies: each block brings a tile of every
+/// The elementwise kernel's sibling for sm_90's bulk copies: each block brings its tile of every
 /// input into shared memory with one `cp.async.bulk` per input (the copy engine moves it; the
 /// block's threads issue no loads), waits on an mbarrier, and each thread computes one vector of
-/// the tile from shared memory and stores it; blocks step over tiles grid-stride, and the scalar
-/// head and tail are elementwise_thread's. cub::DeviceTransform's sm_90 path does the same.
-/// Why: light one-input forwards on the H100 ran 0.5-0.9% faster so than as elementwise_kernel's
-/// one vector per thread, ahead of CUB (bench/results/h100/bulk_tiles_ab.txt, --family: the 16-bit
-/// ones 1.000-1.002 -> 1.007-1.010 x memcpy, x CUB 0.994-0.996 -> 1.000-1.005); heavy ones and
-/// the H200 lost (launch.cuh: takes_bulk_tiles says where the model takes it).
+/// the tile from shared memory and stores it; one tile per block, the grid covering the tiles,
+/// and the scalar head and tail are elementwise_thread's. cub::DeviceTransform's sm_90 path does
+/// the same.
+/// Why: one-input forwards on the H100 run 0.3-0.9% faster so than as elementwise_kernel's one
+/// vector per thread, ahead of CUB (bench/results/h100/bulk_tiles_ab.txt: the light 16-bit ones
+/// 1.000-1.002 -> 1.007-1.010 x memcpy; h100/bulk_tiles_heavy_s31.txt: heavy fp32 selu, silu,
+/// sigmoid, tanh 0.999-1.000 -> 1.007-1.0085); the longest math and the H200 lose (launch.cuh:
+/// takes_bulk_tiles says where the model takes it).
 ///
-/// The index logic (bulk_tile_at, bulk_tile_source, compute_staged_vector, scalar_steps) is
+/// The index logic (bulk_tile_of_block, bulk_tile_source, compute_staged_vector, scalar_steps) is
 /// host-device: the CPU tests run it over simulated grids, with a host copy standing in for the
 /// bulk copy (tests/common/grid_simulation.hpp).
 #pragma once
@@ -48,16 +50,25 @@ inline constexpr bool
 /// One tile: vectors [first_vector, first_vector + vectors) of the params' full vectors.
 struct bulk_tile {
   std::size_t first_vector;
-  unsigned vectors;  ///< tile_vectors, or fewer for the last tile
+  unsigned vectors;  ///< tile_vectors, fewer for the last tile, 0 for a block past the last
 };
 
-/// The tile of up to tile_vectors vectors (one per thread of a block) from vector first_vector
-/// (< params.vectors) on.
+/// Block `block`'s tile of up to tile_vectors vectors (one per thread of the block): the vectors
+/// from block x tile_vectors on, none where that is past the last.
 template <class Params>
-CUACT_HOST_DEVICE bulk_tile bulk_tile_at(const Params& params, unsigned tile_vectors,
-                                         std::size_t first_vector) {
-  const std::size_t left = params.vectors - first_vector;
-  return {first_vector, static_cast<unsigned>(left < tile_vectors ? left : tile_vectors)};
+CUACT_HOST_DEVICE bulk_tile bulk_tile_of_block(const Params& params, unsigned tile_vectors,
+                                               std::size_t block) {
+  const std::size_t first = block * tile_vectors;
+  const std::size_t left = first < params.vectors ? params.vectors - first : 0;
+  return {first, static_cast<unsigned>(left < tile_vectors ? left : tile_vectors)};
+}
+
+/// Whether a grid of `blocks` blocks of tile_vectors threads covers params' tiles, as
+/// bulk_tile_kernel requires: a block per tile.
+template <class Params>
+CUACT_HOST_DEVICE bool bulk_grid_covers(const Params& params, std::size_t blocks,
+                                        unsigned tile_vectors) {
+  return blocks * tile_vectors >= params.vectors;
 }
 
 /// Where input K's part of `tile` starts in global memory; the tile's bytes of each input are
@@ -67,22 +78,11 @@ CUACT_HOST_DEVICE const void* bulk_tile_source(const Params& params, const bulk_
   return cuda::std::get<K>(params.inputs) + params.head + tile.first_vector * Params::vec_width;
 }
 
-/// Tiles a block has in flight or in use at once: while its threads compute one, the copy of the
-/// next is under way (a block that makes one pass has one tile only).
-inline constexpr unsigned bulk_tile_stages = 2;
-
-/// Bytes of shared memory one stage of a block of tile_vectors threads holds: each input's part of
-/// a tile after the previous one's.
-template <class Params>
-CUACT_HOST_DEVICE constexpr std::size_t bulk_tile_stage_bytes(unsigned tile_vectors) {
-  return std::size_t(tile_vectors) * Params::num_inputs * bulk_copy_vector_bytes;
-}
-
-/// Bytes of dynamic shared memory a block of tile_vectors threads stages its tiles in: every
-/// stage, one after the other.
+/// Bytes of dynamic shared memory a block of tile_vectors threads stages its tile in: each
+/// input's part after the previous one's.
 template <class Params>
 CUACT_HOST_DEVICE constexpr std::size_t bulk_tile_staging_bytes(unsigned tile_vectors) {
-  return bulk_tile_stages * bulk_tile_stage_bytes<Params>(tile_vectors);
+  return std::size_t(tile_vectors) * Params::num_inputs * bulk_copy_vector_bytes;
 }
 
 /// compute_staged_vector's body, with the inputs' index sequence.
@@ -135,64 +135,65 @@ __device__ __forceinline__ void issue_bulk_tile(const Params& params, const bulk
 }
 #endif
 
-/// The kernel: block b takes the tiles of blockDim.x vectors from vector b x blockDim.x on, in
-/// steps of the grid's threads (any grid is correct), bulk_tile_stages of them in flight at once,
-/// then every thread takes its share of the scalars. Thread 0 issues the copies: the first
-/// stages' before the block's first barrier (the copy engine starts while the block gathers), each
-/// later one into the stage the block has just read, after a barrier (every thread done with it)
-/// and a proxy fence (the threads' reads, generic proxy, before the copy engine's writes, async
-/// proxy). Launched with bulk_tile_staging_bytes of dynamic shared memory, for params with
-/// bulk_tiles_fit_v, on sm_90 and later (the host checks the binary's architecture); compiled for
-/// earlier ones it runs elementwise_thread, so it stays correct there.
-template <class Params>
+/// The kernel: block b takes its tile (bulk_tile_of_block): thread 0 issues the copies before the
+/// block's barrier (the copy engine starts while the block gathers), every thread waits for them
+/// on the mbarrier, computes its vector and stores it; then, where TakesScalars, every thread
+/// takes its share of the scalars, grid-stride (without it, for params with none:
+/// bulk_tile_kernel_for). Launched with a grid that covers the tiles (bulk_grid_covers: vectors
+/// past the grid's tiles are left alone) and bulk_tile_staging_bytes of dynamic shared memory,
+/// for params with bulk_tiles_fit_v, on sm_90 and later (the host checks the binary's
+/// architecture); compiled for earlier ones it runs elementwise_thread (any grid).
+/// Why one tile per block and nothing beside it (bench/results/h100/bulk_heavy_s31.txt, one H100,
+/// round-robin, x memcpy, outputs bit-identical): blocks stepping over tiles grid-stride, their
+/// next tile's copy in flight (this kernel until session 31), ran heavy math 0.6-3.5% slower than
+/// one tile per block (fp32 selu 0.998 against 1.008, mish 0.992 against 1.008, gelu_tanh 0.964
+/// against 0.998, bf16 silu 1.001 against 1.007), light math alike; so did one tile per block
+/// with such steps beside it (never taken: fp32 mish 1.001, softplus 0.964), one stage refilled
+/// in a loop (mish 1.002, gelu_tanh 0.986), and plain-load steps for the vectors past a grid that
+/// does not cover them (never taken: mish 0.992, gelu_tanh 0.954), though none added registers
+/// past 32. Their shared memory was not the cause (one stage's bytes ran as two). Even the scalar
+/// steps, not taken where there are no scalars, cost heavy math up to 0.4% on the H100 (fp32
+/// softplus 0.996 against 1.000) and 3% on the H200 (bf16 selu 0.897 against 0.928), hence the
+/// instantiation without them.
+template <class Params, bool TakesScalars = true>
 CUACT_KERNEL void bulk_tile_kernel(const Params params) {
   static_assert(bulk_tiles_fit_v<Params>, "cuact: these params do not run as bulk tiles");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   namespace ptx = cuda::ptx;
-  constexpr auto inputs = std::make_index_sequence<Params::num_inputs>{};
-  __shared__ std::uint64_t
-      staged[bulk_tile_stages];  // the mbarriers each stage's copies complete on
+  __shared__ std::uint64_t staged;  // the mbarrier the tile's copies complete on
   const unsigned tile_vectors = blockDim.x;
-  const std::size_t step = static_cast<std::size_t>(gridDim.x) * tile_vectors;
-  const auto stage = [&](unsigned s) {
-    return bulk_tile_staging() + s * bulk_tile_stage_bytes<Params>(tile_vectors) / sizeof(uint4);
-  };
-  std::size_t first = static_cast<std::size_t>(blockIdx.x) * tile_vectors;
-  if (threadIdx.x == 0) {
-    for (unsigned s = 0; s < bulk_tile_stages; ++s) ptx::mbarrier_init(&staged[s], 1);
-    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
-    for (unsigned s = 0; s < bulk_tile_stages && first + s * step < params.vectors; ++s) {
-      issue_bulk_tile(params, bulk_tile_at(params, tile_vectors, first + s * step), tile_vectors,
-                      stage(s), &staged[s], inputs);
+  const bulk_tile tile = bulk_tile_of_block(params, tile_vectors, blockIdx.x);
+  if (tile.vectors != 0) {  // the same for every thread of the block
+    if (threadIdx.x == 0) {
+      ptx::mbarrier_init(&staged, 1);
+      ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
+      issue_bulk_tile(params, tile, tile_vectors, bulk_tile_staging(), &staged,
+                      std::make_index_sequence<Params::num_inputs>{});
     }
-  }
-  __syncthreads();
-  std::uint32_t parities = 0;  // bit s: the phase parity that stage s's next tile completes
-  for (unsigned s = 0; first < params.vectors; first += step, s = (s + 1) % bulk_tile_stages) {
-    const bulk_tile tile = bulk_tile_at(params, tile_vectors, first);
-    while (!ptx::mbarrier_try_wait_parity(&staged[s], (parities >> s) & 1u)) {
+    __syncthreads();
+    while (!ptx::mbarrier_try_wait_parity(&staged, 0u)) {
     }
-    parities ^= 1u << s;
     if (threadIdx.x < tile.vectors) {
-      compute_staged_vector(params, tile, tile_vectors, threadIdx.x, stage(s),
+      compute_staged_vector(params, tile, tile_vectors, threadIdx.x, bulk_tile_staging(),
                             global_memory_access{});
     }
-    const std::size_t refill = first + bulk_tile_stages * step;
-    if (refill < params.vectors) {  // the same for every thread of the block
-      __syncthreads();
-      if (threadIdx.x == 0) {
-        ptx::fence_proxy_async(ptx::space_shared);
-        issue_bulk_tile(params, bulk_tile_at(params, tile_vectors, refill), tile_vectors, stage(s),
-                        &staged[s], inputs);
-      }
-    }
   }
-  scalar_steps(params, static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x,
-               static_cast<std::size_t>(gridDim.x) * blockDim.x, global_memory_access{});
-#else
-  elementwise_thread(params, static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x,
-                     static_cast<std::size_t>(gridDim.x) * blockDim.x);
 #endif
+  const std::size_t thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::size_t num_threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (TakesScalars) scalar_steps(params, thread, num_threads, global_memory_access{});
+#else
+  elementwise_thread(params, thread, num_threads);
+#endif
+}
+
+/// The instantiation of bulk_tile_kernel that runs params: without the scalar steps where params
+/// have no scalars (no head, no tail), else with them.
+template <class Params>
+auto bulk_tile_kernel_for(const Params& params) {
+  return params.head + params.tail == 0 ? bulk_tile_kernel<Params, false>
+                                        : bulk_tile_kernel<Params, true>;
 }
 
 }  // namespace detail
