@@ -676,8 +676,8 @@ TEST_CASE("launch model: bulk tiles for the H100's forwards of declared cost",
   // whether the model's forward launch with `hint` runs as bulk tiles
   const auto takes = [&](const cuact::detail::device_facts& device,
                          const cuact::detail::kernel_facts& bulk, cost_hint hint, std::size_t bytes,
-                         bool long_math = false, std::size_t v = backward_vectors) {
-    return cuact::detail::takes_bulk_tiles(device, bulk, hint, long_math,
+                         bool gains = true, std::size_t v = backward_vectors) {
+    return cuact::detail::takes_bulk_tiles(device, bulk, hint, gains,
                                            forward(device, hint, bytes, v), v, bytes, 2);
   };
   for (std::size_t bytes : {4, 8, 16}) {  // 16-bit, fp32, fp64
@@ -690,23 +690,34 @@ TEST_CASE("launch model: bulk tiles for the H100's forwards of declared cost",
       CHECK_FALSE(takes(h100, sm80, hint, bytes));  // no bulk copy before sm_90
       // nor on the H200 (the budget is tight), nor little work
       CHECK_FALSE(takes(h200, sm90, hint, bytes));
-      CHECK_FALSE(takes(h100, sm90, hint, bytes, false, 1000));
+      CHECK_FALSE(takes(h100, sm90, hint, bytes, true, 1000));
     }
-    // not declared long math, nor compute-bound ops, nor functors without a hint (taken as heavy)
-    CHECK_FALSE(takes(h100, sm90, cost_hint::heavy, bytes, true));
+    // a light op whatever it declares; not a heavy one that does not declare the gain, nor
+    // compute-bound ops, nor functors without a hint (taken as heavy)
+    CHECK(takes(h100, sm90, cost_hint::light, bytes, false));
+    CHECK_FALSE(takes(h100, sm90, cost_hint::heavy, bytes, false));
     CHECK_FALSE(takes(h100, sm90, cost_hint::compute_bound, bytes));
     CHECK_FALSE(takes(h100, sm90, cost_hint::estimate, bytes));
   }
+  // the hint as forward_op carries it: declared by the activations that gain, not carried by the
+  // adaptors, absent from plain functors
+  using cuact::detail::gains_from_bulk_tiles_of;
+  static_assert(gains_from_bulk_tiles_of<cuact::forward_op<cuact::silu, float>>);
+  static_assert(gains_from_bulk_tiles_of<cuact::forward_op<cuact::selu, __nv_bfloat16>>);
+  static_assert(!gains_from_bulk_tiles_of<cuact::forward_op<cuact::softplus, float>>);
+  static_assert(!gains_from_bulk_tiles_of<cuact::forward_op<cuact::gelu, float>>);
+  static_assert(!gains_from_bulk_tiles_of<
+                cuact::forward_op<decltype(cuact::affine(cuact::silu{}, 1.702)), float>>);
   // nor more tiles than a grid holds (the kernel takes one tile per block)
   const std::size_t too_many =
       (std::size_t(INT_MAX) + 1) * cuact::detail::bulk_tile_threads_per_block;
-  CHECK_FALSE(cuact::detail::takes_bulk_tiles(h100, sm90, cost_hint::light, false,
+  CHECK_FALSE(cuact::detail::takes_bulk_tiles(h100, sm90, cost_hint::light, true,
                                               forward(h100, cost_hint::light, 4, too_many),
                                               too_many, 4, 2));
   // nor a float-to-16-bit cast, or a backward (three arrays)
-  CHECK_FALSE(cuact::detail::takes_bulk_tiles(h100, sm90, cost_hint::light, false,
+  CHECK_FALSE(cuact::detail::takes_bulk_tiles(h100, sm90, cost_hint::light, true,
                                               forward(h100, cost_hint::light, 6), vectors, 6, 2));
-  CHECK_FALSE(cuact::detail::takes_bulk_tiles(h100, sm90, cost_hint::light, false,
+  CHECK_FALSE(cuact::detail::takes_bulk_tiles(h100, sm90, cost_hint::light, true,
                                               forward(h100, cost_hint::light, 4), vectors, 6, 3));
   // the bulk shape: a block of 256 threads per tile of 256 vectors, the model's heavy kept, the
   // staging shared

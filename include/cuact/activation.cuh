@@ -43,6 +43,14 @@
 /// few loads in flight where the budget is tight (an H200): there it keeps two vectors per thread,
 /// where other heavy 16-bit forwards run one (detail/dispatch.cuh: heavy_runs_one_vector; softplus
 /// and tanhshrink lose 1-3.5% in one vector on the H200, sigmoid, tanh, mish gain 1-2%).
+///
+/// Optional, with `is_heavy = true`: `static constexpr bool gains_from_bulk_tiles = true;` for an
+/// activation whose forward was measured faster as bulk tiles (each block's tile brought into
+/// shared memory by the copy engine, its threads waiting for it before they compute) where the
+/// budget leaves float math room (an H100): there its one-input forwards run so, as light ones do
+/// (detail/launch.cuh: takes_bulk_tiles; selu, elu, silu, mish, sigmoid, tanh, softsign gain
+/// 0.3-0.9%, the longer math of celu, logsigmoid, softplus, tanhshrink, gelu and composed
+/// functors loses up to 5.7%). Adaptors (affine, compose) do not carry it.
 #pragma once
 
 #include <type_traits>
@@ -158,13 +166,22 @@ struct long_16bit_math_of {
   static constexpr bool has_long_16bit_math = has_long_16bit_math_of<Activation>;
 };
 
-/// Base of forward_op: cost_hint_of and long_16bit_math_of, plus Activation's `is_compute_bound`
-/// and `compute_bound_passes` when it has them.
+/// Declares Activation's `gains_from_bulk_tiles` (false where it has none:
+/// gains_from_bulk_tiles_of), a base of forward_cost_hint_of.
+template <class Activation>
+struct bulk_tiles_gain_of {
+  static constexpr bool gains_from_bulk_tiles = gains_from_bulk_tiles_of<Activation>;
+};
+
+/// Base of forward_op: cost_hint_of, long_16bit_math_of and bulk_tiles_gain_of, plus
+/// Activation's `is_compute_bound` and `compute_bound_passes` when it has them.
 template <class Activation, class = void>
-struct forward_cost_hint_of : cost_hint_of<Activation>, long_16bit_math_of<Activation> {};
+struct forward_cost_hint_of : cost_hint_of<Activation>,
+                              long_16bit_math_of<Activation>,
+                              bulk_tiles_gain_of<Activation> {};
 template <class Activation>
 struct forward_cost_hint_of<Activation, std::void_t<decltype(Activation::is_compute_bound)>>
-    : cost_hint_of<Activation>, long_16bit_math_of<Activation> {
+    : cost_hint_of<Activation>, long_16bit_math_of<Activation>, bulk_tiles_gain_of<Activation> {
   static constexpr bool is_compute_bound = Activation::is_compute_bound;
   static constexpr unsigned compute_bound_passes = compute_bound_passes_of<Activation>;
 };

@@ -294,9 +294,9 @@ cudaError_t choose_bulk_tiles(const Params& params, int device, [[maybe_unused]]
         status != cudaSuccess) {
       return status;
     }
-    if (takes_bulk_tiles(device_info, bulk_facts, hint, has_long_16bit_math_of<decltype(params.op)>,
-                         plan.shape, params.vectors, Params::bytes_per_element,
-                         Params::arrays_per_element)) {
+    if (takes_bulk_tiles(device_info, bulk_facts, hint,
+                         gains_from_bulk_tiles_of<decltype(params.op)>, plan.shape, params.vectors,
+                         Params::bytes_per_element, Params::arrays_per_element)) {
       plan.bulk_tiles = true;
       plan.shape = bulk_tile_launch_shape(
           plan.shape, params.vectors, bulk_tile_staging_bytes<Params>(bulk_tile_threads_per_block));

@@ -46,8 +46,8 @@
 ///   resident blocks per SM by dynamic shared memory it does not use, fewer for a light one than
 ///   for a heavy one, whose math needs the threads (throttled_resident_blocks: H100 backwards
 ///   +0.9%, heavy ones +0.2% to +0.9%).
-/// - **Bulk tiles.** A one-input forward of declared cost (light, or heavy without declared long
-///   math; not compute-bound) on 16-bit, float or double data where the budget is roomy (an H100)
+/// - **Bulk tiles.** A one-input forward, light or heavy declaring `gains_from_bulk_tiles`, on
+///   16-bit, float or double data where the budget is roomy (an H100)
 ///   runs as bulk tiles instead (kernels/bulk_tile.cuh: each block copies its one tile into shared
 ///   memory by cp.async.bulk, as CUB's sm_90 path does): takes_bulk_tiles.
 /// - **Little work.** Below four waves of resident threads (is_little_work), one vector per thread
@@ -158,6 +158,14 @@ inline constexpr bool has_long_16bit_math_of = false;
 template <class A>
 inline constexpr bool has_long_16bit_math_of<A, std::void_t<decltype(A::has_long_16bit_math)>> =
     A::has_long_16bit_math;
+
+/// Whether an op (or activation) declares `gains_from_bulk_tiles = true`: a heavy one-input forward
+/// that runs as bulk tiles where the budget is roomy (takes_bulk_tiles).
+template <class A, class = void>
+inline constexpr bool gains_from_bulk_tiles_of = false;
+template <class A>
+inline constexpr bool gains_from_bulk_tiles_of<A, std::void_t<decltype(A::gains_from_bulk_tiles)>> =
+    A::gains_from_bulk_tiles;
 
 /// Threads per block: PyTorch's choice for elementwise kernels. On H200 128-thread blocks reached
 /// the copy ceiling where 1024-thread blocks lost 4-5% (block turnover at the end of the grid).
@@ -708,10 +716,11 @@ inline constexpr unsigned bulk_tile_threads_per_block = 256;
 /// Whether the launch the model shaped as `shape` for a one-input, one-output operation over
 /// `vectors` full vectors runs as bulk tiles instead (kernels/bulk_tile.cuh), where its params fit
 /// them and `bulk_kernel` (the bulk-tile kernel's facts) was compiled for sm_90 or later: an
-/// operation of declared cost (`hint` light or heavy; neither compute-bound nor a plain functor's
-/// estimate) whose math is not declared long (`long_math`: has_long_16bit_math), on 16-bit, float
-/// or double data where the budget leaves float math room (budget_is_roomy_for_float_math: an
-/// H100, not an H200), the model's shape one vector per thread in one pass, over more than little
+/// operation declared light (`hint`), or heavy and declaring that it gains from bulk tiles
+/// (`gains`: gains_from_bulk_tiles; not a compute-bound one, nor a plain functor's estimate), on
+/// 16-bit, float or double data where the budget leaves float math room
+/// (budget_is_roomy_for_float_math: an H100, not an H200), the model's shape one vector per thread
+/// in one pass, over more than little
 /// work (is_little_work, in waves of full SMs: the bulk-tile kernel's residency depends on its
 /// staging bytes) and fewer tiles than a grid holds (the kernel takes one tile per block).
 /// Why (--family forwards, every one-input launch as bulk tiles against the rule before, one H100,
@@ -721,19 +730,22 @@ inline constexpr unsigned bulk_tile_threads_per_block = 256;
 /// - Heavy forwards, with session 31's one-tile kernel (h100/bulk_tiles_heavy_s31.txt): fp32
 ///   selu, elu, silu, mish, sigmoid, logsigmoid, tanh, softsign 0.999-1.000 -> 1.0055-1.0085
 ///   (celu 1.000 either way); 16-bit selu, elu, silu, mish, sigmoid, softsign, bf16 tanh
-///   1.000-1.002 -> 1.004-1.009; fp64 selu 1.000 -> 1.006 (--headline). Losers, left out:
-///   compute-bound gelu (fp32 -5.7%, 16-bit -0.6 to -1.6%) and fp32 gelu_tanh (-0.75%); the long
-///   math of softplus (fp32 -0.8%, 16-bit -5%) and of tanhshrink (16-bit -0.7 to -1%); plain
-///   functors (fp32 user softplus -2%, user elu -1.3%; sigmoid, silu, tanh-GELU +0.7%). Kept
-///   though they lose: 16-bit celu (-0.55 to -0.85%) and logsigmoid (-1.05 to -1.3%), which
-///   declare nothing that tells them from selu or sigmoid (x CUB 1.04-1.06 either way).
+///   1.000-1.002 -> 1.004-1.009; fp64 selu 1.000 -> 1.006 (--headline). Losers: compute-bound
+///   gelu (fp32 -5.7%, 16-bit -0.6 to -1.6%) and fp32 gelu_tanh (-0.75%); softplus (fp32 -0.8%,
+///   16-bit -5%), 16-bit tanhshrink (-0.7 to -1%), celu (-0.55 to -0.85%) and logsigmoid (-1.05
+///   to -1.3%); plain functors (fp32 user softplus -2%, user elu -1.3%; sigmoid, silu, tanh-GELU
+///   +0.7%); and, in the validation of a rule that took every heavy op of declared cost, the
+///   composed x * sigmoid(1.702 x) (cuact_bench_fused: fp32 and bf16 1.000 -> 0.970, its three
+///   separate passes 0.998 -> 0.987; h100/validation_s31.txt). Nothing observable tells these
+///   from the gainers (registers: 21-32 either way), so the activations that gain declare it
+///   (selu, elu, silu, mish, sigmoid, tanh, softsign), and the adaptors do not carry it.
 /// - The stepping kernel before session 31 had lost on heavy math (0.5-9.6%, bulk_tiles_ab.txt);
 ///   the H200 loses on every forward (h200/bulk_tiles_ab.txt, h200/bulk_heavy_s31.txt: 2-14%).
 /// - Double data (session 30, h100/bulk_tiles_double_s30.txt): fp64 relu 0.996-1.000 -> 1.005.
 ///   Double math always has room (its budget counts twice the bytes), so for double data the
 ///   device is the H100 class by float data's test: where a float forward's budget is roomy.
 inline bool takes_bulk_tiles(const device_facts& device, const kernel_facts& bulk_kernel,
-                             cost_hint hint, bool long_math, const launch_shape& shape,
+                             cost_hint hint, bool gains, const launch_shape& shape,
                              std::size_t vectors, std::size_t bytes_per_element,
                              unsigned arrays_per_element) {
   const double full_sm_wave = static_cast<double>(device.sm_count) * device.max_threads_per_sm;
@@ -744,7 +756,7 @@ inline bool takes_bulk_tiles(const device_facts& device, const kernel_facts& bul
     return false;
   }
   if (CUACT_BULK_TILES == 2) return true;
-  const bool declared = hint == cost_hint::light || (hint == cost_hint::heavy && !long_math);
+  const bool declared = hint == cost_hint::light || (hint == cost_hint::heavy && gains);
   const std::size_t judged_bytes = is_double_data(bytes_per_element, arrays_per_element)
                                        ? 4 * std::size_t(arrays_per_element)
                                        : bytes_per_element;
