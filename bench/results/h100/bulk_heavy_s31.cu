@@ -33,26 +33,33 @@ __device__ cd::bulk_tile tile_at(const Params& params, unsigned tile_vectors,
   return {first_vector, static_cast<unsigned>(left < tile_vectors ? left : tile_vectors)};
 }
 
-/// Lean bulk tile: block b's tile is vectors [b x T, b x T + T) for T threads per block; one
-/// stage, one mbarrier. Run with 256 threads (CUB's and the library's tile) and 128 ("lean128").
+/// Lean's body: block b's tile is vectors [b x T, b x T + T) for T threads per block (b x T below
+/// params.vectors); one stage, one mbarrier.
 template <class Params>
-__global__ void __launch_bounds__(512) lean_tile(const Params params) {
-  __shared__ std::uint64_t staged;
+__device__ __forceinline__ void one_tile(const Params& params, std::uint64_t* staged) {
   const unsigned tile_vectors = blockDim.x;
   const cd::bulk_tile tile = tile_at(params, tile_vectors, std::size_t(blockIdx.x) * tile_vectors);
   if (threadIdx.x == 0) {
-    ptx::mbarrier_init(&staged, 1);
+    ptx::mbarrier_init(staged, 1);
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
-    cd::issue_bulk_tile(params, tile, tile_vectors, cd::bulk_tile_staging(), &staged,
+    cd::issue_bulk_tile(params, tile, tile_vectors, cd::bulk_tile_staging(), staged,
                         std::make_index_sequence<Params::num_inputs>{});
   }
   __syncthreads();
-  while (!ptx::mbarrier_try_wait_parity(&staged, 0u)) {
+  while (!ptx::mbarrier_try_wait_parity(staged, 0u)) {
   }
   if (threadIdx.x < tile.vectors) {
     cd::compute_staged_vector(params, tile, tile_vectors, threadIdx.x, cd::bulk_tile_staging(),
                               cd::global_memory_access{});
   }
+}
+
+/// Lean bulk tile: one_tile and nothing else. Run with 256 threads (CUB's and the library's tile)
+/// and, in runs a-c, 128 ("lean128").
+template <class Params>
+__global__ void __launch_bounds__(512) lean_tile(const Params params) {
+  __shared__ std::uint64_t staged;
+  one_tile(params, &staged);
 }
 
 /// The scalar head and tail kept out of line (a call), for the variants that ask for it.
@@ -125,22 +132,7 @@ __global__ void __launch_bounds__(512) once_rest(const Params params) {
   const unsigned tile_vectors = blockDim.x;
   const std::size_t first = std::size_t(blockIdx.x) * tile_vectors;
   const std::size_t grid_threads = std::size_t(gridDim.x) * tile_vectors;
-  if (first < params.vectors) {
-    const cd::bulk_tile tile = tile_at(params, tile_vectors, first);
-    if (threadIdx.x == 0) {
-      ptx::mbarrier_init(&staged, 1);
-      ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
-      cd::issue_bulk_tile(params, tile, tile_vectors, cd::bulk_tile_staging(), &staged,
-                          std::make_index_sequence<Params::num_inputs>{});
-    }
-    __syncthreads();
-    while (!ptx::mbarrier_try_wait_parity(&staged, 0u)) {
-    }
-    if (threadIdx.x < tile.vectors) {
-      cd::compute_staged_vector(params, tile, tile_vectors, threadIdx.x, cd::bulk_tile_staging(),
-                                cd::global_memory_access{});
-    }
-  }
+  if (first < params.vectors) one_tile(params, &staged);
   constexpr int W = Params::vec_width;
   const auto inputs = std::make_index_sequence<Params::num_inputs>{};
   const auto outputs = std::make_index_sequence<Params::num_outputs>{};
@@ -242,6 +234,12 @@ void run(const char* name, T* x, T* out, T* copy_dst, std::size_t n, int reps) {
   std::printf("  | cuact %.3f\n", cub / med(vs[1].ms));
 }
 
+/// run<A, T> for each activation A in turn, named by `names` (one per activation).
+template <class T, class... A, class... Names>
+void run_each(T* x, T* out, T* copy_dst, std::size_t n, int reps, Names... names) {
+  (run<A, T>(names, x, out, copy_dst, n, reps), ...);
+}
+
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 11;
   const std::size_t n = std::size_t(4096) * 393216;
@@ -257,25 +255,14 @@ int main(int argc, char** argv) {
   bf16* xb = reinterpret_cast<bf16*>(cf);  // bf16 arrays in the first half of fp32 buffers
   bf16* ob = reinterpret_cast<bf16*>(of);
   CK(cudaDeviceSynchronize());
-  run<cuact::relu, float>("relu", xf, of, cf, n, reps);
-  run<cuact::silu, float>("silu", xf, of, cf, n, reps);
-  run<cuact::sigmoid, float>("sigmoid", xf, of, cf, n, reps);
-  run<cuact::tanh, float>("tanh", xf, of, cf, n, reps);
-  run<cuact::softsign, float>("softsign", xf, of, cf, n, reps);
-  run<cuact::selu, float>("selu", xf, of, cf, n, reps);
-  run<cuact::elu, float>("elu", xf, of, cf, n, reps);
-  run<cuact::mish, float>("mish", xf, of, cf, n, reps);
-  run<cuact::softplus, float>("softplus", xf, of, cf, n, reps);
-  run<cuact::gelu_tanh, float>("gelu_tanh", xf, of, cf, n, reps);
+  run_each<float, cuact::relu, cuact::silu, cuact::sigmoid, cuact::tanh, cuact::softsign, cuact::selu,
+           cuact::elu, cuact::mish, cuact::softplus, cuact::gelu_tanh>(
+      xf, of, cf, n, reps, "relu", "silu", "sigmoid", "tanh", "softsign", "selu", "elu", "mish",
+      "softplus", "gelu_tanh");
   // bf16: fresh normals in a buffer the fp32 rows no longer need
   fill_normal<<<4096, 256>>>(reinterpret_cast<bf16*>(cf), n, 2);
   CK(cudaDeviceSynchronize());
-  bf16* cbuf = reinterpret_cast<bf16*>(xf);
-  run<cuact::relu, bf16>("relu", xb, ob, cbuf, n, reps);
-  run<cuact::silu, bf16>("silu", xb, ob, cbuf, n, reps);
-  run<cuact::sigmoid, bf16>("sigmoid", xb, ob, cbuf, n, reps);
-  run<cuact::tanh, bf16>("tanh", xb, ob, cbuf, n, reps);
-  run<cuact::mish, bf16>("mish", xb, ob, cbuf, n, reps);
-  run<cuact::gelu_tanh, bf16>("gelu_tanh", xb, ob, cbuf, n, reps);
-  run<cuact::selu, bf16>("selu", xb, ob, cbuf, n, reps);
+  run_each<bf16, cuact::relu, cuact::silu, cuact::sigmoid, cuact::tanh, cuact::mish, cuact::gelu_tanh,
+           cuact::selu>(xb, ob, reinterpret_cast<bf16*>(xf), n, reps, "relu", "silu", "sigmoid",
+                        "tanh", "mish", "gelu_tanh", "selu");
 }
