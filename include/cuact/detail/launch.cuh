@@ -720,9 +720,9 @@ inline constexpr unsigned bulk_tile_threads_per_block = 256;
 /// (`gains`: gains_from_bulk_tiles; not a compute-bound one, nor a plain functor's estimate), on
 /// 16-bit, float or double data where the budget leaves float math room
 /// (budget_is_roomy_for_float_math: an H100, not an H200), the model's shape one vector per thread
-/// in one pass, over more than little
-/// work (is_little_work, in waves of full SMs: the bulk-tile kernel's residency depends on its
-/// staging bytes) and fewer tiles than a grid holds (the kernel takes one tile per block).
+/// in one pass, over more than little work (is_little_work, in waves of full SMs: the bulk-tile
+/// kernel's residency depends on its staging bytes) and fewer tiles than a grid holds (the kernel
+/// takes one tile per block).
 /// Why (--family forwards, every one-input launch as bulk tiles against the rule before, one H100,
 /// two rounds each, x memcpy):
 /// - Light forwards (session 26, bench/results/h100/bulk_tiles_ab.txt): 16-bit 1.000-1.002 ->
@@ -735,8 +735,9 @@ inline constexpr unsigned bulk_tile_threads_per_block = 256;
 ///   16-bit -5%), 16-bit tanhshrink (-0.7 to -1%), celu (-0.55 to -0.85%) and logsigmoid (-1.05
 ///   to -1.3%); plain functors (fp32 user softplus -2%, user elu -1.3%; sigmoid, silu, tanh-GELU
 ///   +0.7%); and, in the validation of a rule that took every heavy op of declared cost, the
-///   composed x * sigmoid(1.702 x) (cuact_bench_fused: fp32 and bf16 1.000 -> 0.970, its three
-///   separate passes 0.998 -> 0.987; h100/validation_s31.txt). Nothing observable tells these
+///   composed x * sigmoid(1.702 x) (cuact_bench_fused: fp32 and bf16 1.000 -> 0.970-0.971;
+///   h100/validation_s31.txt; its three separate passes, whose in-place sigmoid pass still takes
+///   bulk tiles, 0.998 -> 0.987 in both rules' runs). Nothing observable tells these
 ///   from the gainers (registers: 21-32 either way), so the activations that gain declare it
 ///   (selu, elu, silu, mish, sigmoid, tanh, softsign), and the adaptors do not carry it.
 /// - The stepping kernel before session 31 had lost on heavy math (0.5-9.6%, bulk_tiles_ab.txt);
