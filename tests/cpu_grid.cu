@@ -657,6 +657,17 @@ TEST_CASE("bulk tiles: every offset x size x grid, in and out of place", "[cpu][
   static_assert(!bulk_tiles_fit_v<decltype(cuact::make_elementwise_params<4>(
                     cuact::detail::flat_bias_op<cuact::relu, float, float>{},
                     static_cast<float*>(nullptr), 0, static_cast<const float*>(nullptr)))>);
+  // the instantiation without scalar steps runs params with no head and no tail, only them
+  const auto params_of = [](std::size_t n, std::size_t offset) {
+    auto* data = reinterpret_cast<__nv_bfloat16*>(std::uintptr_t(256) + 2 * offset);
+    return cuact::make_elementwise_params<8>(cuact::forward_op<cuact::relu, __nv_bfloat16>{}, data,
+                                             n, static_cast<const __nv_bfloat16*>(data));
+  };
+  using cuact::detail::bulk_tile_kernel;
+  using cuact::detail::bulk_tile_kernel_for;
+  CHECK(bulk_tile_kernel_for(params_of(4096, 0)) == bulk_tile_kernel<bf16_params, false>);
+  CHECK(bulk_tile_kernel_for(params_of(4099, 0)) == bulk_tile_kernel<bf16_params, true>);
+  CHECK(bulk_tile_kernel_for(params_of(4096, 3)) == bulk_tile_kernel<bf16_params, true>);
 }
 
 TEST_CASE("launch model: bulk tiles for the H100's forwards of declared cost",

@@ -2,8 +2,9 @@
 // relu and silu forwards in bf16 and fp16, selu in fp32, relu in fp64 and the bf16 relu backward
 // (two inputs: two copies per tile), on covering grids (the kernel takes one tile per block): a
 // block per tile (the launch model's), tiles of 37 and 32 vectors, and a grid far larger than the
-// tiles. Sizes straddle tile edges; out of place co-aligned, with a
-// scalar head, not co-aligned (scalars only), and in place. Every element against the reference
+// tiles; sizes with and without scalars run both of its instantiations (bulk_tile_kernel_for).
+// Sizes straddle tile edges; out of place co-aligned, with a scalar head, not co-aligned (scalars
+// only), and in place. Every element against the reference
 // kernel (one thread per element, scalar loads), outputs poisoned first, the guard bytes after each
 // array and the inputs unchanged. The public entry runs the same arrays at 2^24 + 5 elements and
 // says whether the launch model took bulk tiles there (on an H100 it does for the light forwards of
