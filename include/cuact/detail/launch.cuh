@@ -47,9 +47,9 @@
 ///   for a heavy one, whose math needs the threads (throttled_resident_blocks: H100 backwards
 ///   +0.9%, heavy ones +0.2% to +0.9%).
 /// - **Bulk tiles.** A one-input forward, light or heavy declaring `gains_from_bulk_tiles`, on
-///   16-bit, float or double data where the budget is roomy (an H100)
-///   runs as bulk tiles instead (kernels/bulk_tile.cuh: each block copies its one tile into shared
-///   memory by cp.async.bulk, as CUB's sm_90 path does): takes_bulk_tiles.
+///   16-bit, float or double data where the budget is roomy (an H100) runs as bulk tiles instead
+///   (kernels/bulk_tile.cuh: each block copies its one tile into shared memory by cp.async.bulk,
+///   as CUB's sm_90 path does): takes_bulk_tiles.
 /// - **Little work.** Below four waves of resident threads (is_little_work), one vector per thread
 ///   in one pass, so every SM gets work.
 /// - **Tabulated bf16 forwards** (kernels/table.cuh). A bf16 forward without a cost hint (a user's
