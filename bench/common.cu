@@ -423,6 +423,26 @@ double median(std::vector<double> values) {
 /// Calls at least this long are timed as direct launches (see measure).
 constexpr float direct_launch_min_ms = 0.02f;
 
+/// With CUACT_BENCH_FLUSH_L2 set in the environment, L2 is overwritten (a memset of twice its size)
+/// before every timed batch, as python/bench/_timer.py does: the call then starts with L2 full of
+/// another kernel's dirty lines, as after a producer in a real model, rather than with its own
+/// previous call's.
+void flush_l2_if_asked(cudaStream_t stream) {
+  static const bool asked = std::getenv("CUACT_BENCH_FLUSH_L2") != nullptr;
+  if (!asked) return;
+  static void* buffer = nullptr;
+  static std::size_t bytes = 0;
+  if (buffer == nullptr) {
+    int device = 0;
+    int l2 = 0;
+    BENCH_CHECK(cudaGetDevice(&device));
+    BENCH_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+    bytes = std::max<std::size_t>(2 * std::size_t(l2), std::size_t(64) << 20);
+    BENCH_CHECK(cudaMalloc(&buffer, bytes));
+  }
+  BENCH_CHECK(cudaMemsetAsync(buffer, 1, bytes, stream));
+}
+
 timing measure(cudaStream_t stream, const enqueue_fn& enqueue, const timing_options& options) {
   event_pair events;
   std::int64_t call = 0;
@@ -486,6 +506,7 @@ timing measure(cudaStream_t stream, const enqueue_fn& enqueue, const timing_opti
     graph_exec this_rep;
     if (fresh) this_rep = capture(stream, enqueue, call, result.batch, result.relaxed_capture);
     const cudaGraphExec_t exec = fresh ? this_rep.get() : fixed.get();
+    flush_l2_if_asked(stream);
     const float ms = events.time(stream, options.busy_start, [&] {
       if (result.graph) {
         BENCH_CHECK(cudaGraphLaunch(exec, stream));

@@ -112,10 +112,22 @@ CUACT_HOST_DEVICE void compute_staged_vector(const Params& params, const bulk_ti
                         std::make_index_sequence<Params::num_inputs>{});
 }
 
+/// Alignment of the staging buffer in shared memory. cp.async.bulk needs 16 bytes, which a uint4
+/// array gets, but its copies ran slower into a buffer aligned to 16 and not to 128: the H100's
+/// bulk-tiled forwards in cuact_torch (relu, silu, sigmoid fp32 4.37 ms against 4.25 ms as
+/// elementwise_kernel, bf16 2.19 against 2.13) where cuact_bench's ran 0.4-0.9% ahead of
+/// elementwise_kernel (relu fp32 4.23 ms), the same code in both. Dynamic shared memory starts
+/// after the kernel's static shared memory (its mbarrier), aligned to the largest alignment any
+/// extern shared array of the module declares: cuact_bench's translation units hold CUB's
+/// kernels, whose arrays ask 128; cuact_torch's do not (cuobjdump: 1152 bytes of static shared
+/// memory against 1040). Session 32, bench/results/h100/staging_alignment_s32.txt.
+inline constexpr unsigned bulk_tile_staging_alignment = 128;
+
 #if defined(__CUDACC__)
-/// The block's staging buffer: dynamic shared memory of bulk_tile_staging_bytes(blockDim.x).
+/// The block's staging buffer: dynamic shared memory of bulk_tile_staging_bytes(blockDim.x),
+/// aligned to bulk_tile_staging_alignment whatever else the translation unit holds.
 __device__ __forceinline__ uint4* bulk_tile_staging() {
-  extern __shared__ uint4 cuact_bulk_tile_staging[];
+  extern __shared__ __align__(bulk_tile_staging_alignment) uint4 cuact_bulk_tile_staging[];
   return cuact_bulk_tile_staging;
 }
 
