@@ -736,10 +736,13 @@ inline constexpr unsigned bulk_tile_threads_per_block = 256;
 ///   to -1.3%); plain functors (fp32 user softplus -2%, user elu -1.3%; sigmoid, silu, tanh-GELU
 ///   +0.7%); and, in the validation of a rule that took every heavy op of declared cost, the
 ///   composed x * sigmoid(1.702 x) (cuact_bench_fused: fp32 and bf16 1.000 -> 0.970-0.971;
-///   h100/validation_s31.txt; its three separate passes, whose in-place sigmoid pass still takes
-///   bulk tiles, 0.998 -> 0.987 in both rules' runs). Nothing observable tells these
-///   from the gainers (registers: 21-32 either way), so the activations that gain declare it
-///   (selu, elu, silu, mish, sigmoid, tanh, softsign), and the adaptors do not carry it.
+///   h100/validation_s31.txt), measured before session 32 aligned the staging buffer to 128
+///   bytes (kernels/bulk_tile.cuh: bulk_tile_staging_alignment; cuact_bench_fused, which holds no
+///   CUB, had it on 16, and its three separate passes, whose in-place sigmoid pass takes bulk
+///   tiles, went 0.987 -> 1.009-1.010 with the fix), so the composition's loss is not settled.
+///   Nothing observable tells the others from the gainers (registers: 21-32 either way), so the
+///   activations that gain declare it (selu, elu, silu, mish, sigmoid, tanh, softsign), and the
+///   adaptors do not carry it.
 /// - The stepping kernel before session 31 had lost on heavy math (0.5-9.6%, bulk_tiles_ab.txt);
 ///   the H200 loses on every forward (h200/bulk_tiles_ab.txt, h200/bulk_heavy_s31.txt: 2-14%).
 /// - Double data (session 30, h100/bulk_tiles_double_s30.txt): fp64 relu 0.996-1.000 -> 1.005.
