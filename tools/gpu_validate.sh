@@ -10,7 +10,8 @@
 #                -L gpu); bench/run_all.sh and cuact_bench_fused (BENCH=0 skips them; the bench
 #                leaves BENCH_RESERVE seconds, default 60, for the later steps)
 #   python       install the wheel; pytest python/tests ($PYTEST_ARGS, e.g. -k "not two_gpus")
-#   timing       python/bench/timing.py: torch eager, torch.compile, cuact ($TIMING_OPS)
+#   timing       python/bench/timing.py: torch eager, torch.compile, cuact ($TIMING_OPS; default the ten
+#                ops of bench/RESULTS.md's PyTorch table, about 35 s)
 #   fused_timing python/bench/fused_timing.py: cuact's fused ops against torch eager and compile
 #   kernelbench  python/bench/kernelbench_run.py on the five ModelNew files (KernelBench checkout
 #                carried in python/.tools/KernelBench; $KERNELBENCH_ARGS, e.g. "--only Softsign,MinGPT":
@@ -82,7 +83,7 @@ if [[ $steps == *" python "* ]]; then
 fi
 if [[ $steps == *" timing "* ]] && (($(left) > 60)); then
   timeout $(($(left) - 10)) python3 python/bench/timing.py --reps 10 \
-    --ops "${TIMING_OPS:-relu,selu,silu,softsign,gelu_tanh}" --json "$logs/timing.json" > "$logs/timing.txt" 2>&1 || status=1
+    --ops "${TIMING_OPS:-relu,selu,silu,softsign,gelu,gelu_tanh,softplus,mish,sigmoid,tanh}" --json "$logs/timing.json" > "$logs/timing.txt" 2>&1 || status=1
   stamp "timing"
   cat "$logs/timing.txt"
 fi
