@@ -430,17 +430,9 @@ constexpr float direct_launch_min_ms = 0.02f;
 void flush_l2_if_asked(cudaStream_t stream) {
   static const bool asked = std::getenv("CUACT_BENCH_FLUSH_L2") != nullptr;
   if (!asked) return;
-  static void* buffer = nullptr;
-  static std::size_t bytes = 0;
-  if (buffer == nullptr) {
-    int device = 0;
-    int l2 = 0;
-    BENCH_CHECK(cudaGetDevice(&device));
-    BENCH_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
-    bytes = std::max<std::size_t>(2 * std::size_t(l2), std::size_t(64) << 20);
-    BENCH_CHECK(cudaMalloc(&buffer, bytes));
-  }
-  BENCH_CHECK(cudaMemsetAsync(buffer, 1, bytes, stream));
+  static const device_buffer flush(
+      std::max<std::size_t>(2 * query_device().l2_bytes, std::size_t(64) << 20));
+  BENCH_CHECK(cudaMemsetAsync(flush.get(), 1, flush.bytes(), stream));
 }
 
 timing measure(cudaStream_t stream, const enqueue_fn& enqueue, const timing_options& options) {

@@ -196,15 +196,11 @@ __global__ void staging_misalignment_kernel(unsigned* out) {
 
 TEST_CASE("bulk tiles: the staging buffer is aligned for the bulk copies", "[gpu][bulk]") {
   // Aligned to 16 only, the buffer takes bulk copies 3% slower (bulk_tile_staging_alignment).
-  unsigned* misalignment = nullptr;
-  CUACT_CUDA_REQUIRE(cudaMalloc(&misalignment, sizeof(unsigned)));
-  CUACT_CUDA_REQUIRE(cudaMemset(misalignment, 0xFF, sizeof(unsigned)));
-  staging_misalignment_kernel<<<1, 1, 4096>>>(misalignment);
+  device_memory misalignment(sizeof(unsigned));
+  CUACT_CUDA_REQUIRE(cudaMemset(misalignment.get(), 0xFF, sizeof(unsigned)));
+  staging_misalignment_kernel<<<1, 1, 4096>>>(misalignment.get<unsigned>());
   CUACT_CUDA_REQUIRE(cudaGetLastError());
-  unsigned host = 1;
-  CUACT_CUDA_REQUIRE(cudaMemcpy(&host, misalignment, sizeof(unsigned), cudaMemcpyDeviceToHost));
-  CUACT_CUDA_REQUIRE(cudaFree(misalignment));
-  CHECK(host == 0u);
+  CHECK(to_host(misalignment.get<unsigned>(), 1)[0] == 0u);
 }
 
 TEST_CASE("bulk tiles on the device: every grid, size and placement", "[gpu][bulk]") {
