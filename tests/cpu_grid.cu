@@ -237,7 +237,16 @@ static_assert(cuact::detail::forward_cost<cuact::forward_op<cuact::selu, float>>
 static_assert(cuact::detail::forward_cost<cuact::forward_op<cuact::relu, float>> ==
               cuact::detail::cost_hint::light);
 // the passes a compute-bound forward declares reach the model through forward_op and bias_op
-// (bias + activation is a forward, walked or flat); gelu_tanh takes the default two
+// (bias + activation is a forward, walked or flat); gelu_tanh declares four too, an activation
+// declaring none takes the default two
+struct compute_bound_only {
+  static constexpr bool is_heavy = true;
+  static constexpr bool is_compute_bound = true;
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(C x) const {
+    return x;
+  }
+};
 static_assert(cuact::detail::compute_bound_passes_of<cuact::forward_op<cuact::gelu, float>> == 4);
 static_assert(cuact::detail::compute_bound_passes_of<cuact::bias_op<cuact::gelu, float>> == 4);
 static_assert(cuact::detail::compute_bound_passes_of<
@@ -245,7 +254,12 @@ static_assert(cuact::detail::compute_bound_passes_of<
 static_assert(cuact::detail::forward_cost<cuact::bias_op<cuact::gelu, float>> ==
               cuact::detail::cost_hint::compute_bound);
 static_assert(cuact::detail::compute_bound_passes_of<cuact::forward_op<cuact::gelu_tanh, float>> ==
-              cuact::detail::default_compute_bound_passes);
+              4);
+static_assert(
+    cuact::detail::compute_bound_passes_of<cuact::forward_op<compute_bound_only, float>> ==
+    cuact::detail::default_compute_bound_passes);
+static_assert(cuact::detail::forward_cost<compute_bound_only> ==
+              cuact::detail::cost_hint::compute_bound);
 static_assert(cuact::detail::forward_cost<cuact::gelu_tanh> ==
               cuact::detail::cost_hint::compute_bound);
 // sigmoid's backward from the output (y (1 - y)) is light where its forward and backward are
@@ -359,6 +373,41 @@ TEST_CASE("launch model: a heavy op runs one vector on 16-bit data, and on float
   static_assert(!has_long_16bit_math_of<cuact::gradient_op<cuact::softplus, __half>>);
   // and it takes the one-vector kernel whatever the registers
   CHECK(cuact::detail::launches_one_vector(kernel_facts{16, 32}, kernel_facts{16, 30}, true));
+}
+
+TEST_CASE("launch model: a heavy float forward declared short runs one vector where not roomy",
+          "[cpu][grid][launch]") {
+  using cuact::detail::cost_hint;
+  using cuact::detail::heavy_runs_one_vector;
+  const cuact::detail::device_facts h100 = model_h100, h200 = model_h200;
+  // float data (8 bytes over two arrays; 12 over three) on the H200 too, where the budget is not
+  // roomy for float math
+  CHECK(heavy_runs_one_vector(h200, cost_hint::heavy, 8, 2, false, true));
+  CHECK(heavy_runs_one_vector(h200, cost_hint::heavy, 12, 3, false, true));
+  CHECK(heavy_runs_one_vector(h100, cost_hint::heavy, 8, 2, false, true));
+  // not double, not a float-in, 16-bit-out cast, not 16-bit data whose math is declared long,
+  // not a compute-bound or a light op
+  CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::heavy, 16, 2, false, true));
+  CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::heavy, 6, 2, false, true));
+  CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::heavy, 4, 2, true, true));
+  CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::compute_bound, 8, 2, false, true));
+  CHECK_FALSE(heavy_runs_one_vector(h200, cost_hint::light, 8, 2, false, true));
+  // the declaration reaches the forward's ops (the bias forward's and the affine wrapper's too),
+  // not the backward's, the gated forward's (three arrays) or a composition's
+  using cuact::detail::has_short_float_math_of;
+  static_assert(has_short_float_math_of<cuact::forward_op<cuact::sigmoid, float>>);
+  static_assert(has_short_float_math_of<cuact::forward_op<cuact::silu, float>>);
+  static_assert(has_short_float_math_of<cuact::forward_op<cuact::tanh, float>>);
+  static_assert(has_short_float_math_of<cuact::forward_op<cuact::tanhshrink, float>>);
+  static_assert(has_short_float_math_of<cuact::forward_op<cuact::softsign, float>>);
+  static_assert(!has_short_float_math_of<cuact::forward_op<cuact::mish, float>>);
+  static_assert(!has_short_float_math_of<cuact::forward_op<cuact::softplus, float>>);
+  static_assert(!has_short_float_math_of<cuact::forward_op<cuact::selu, float>>);
+  static_assert(has_short_float_math_of<cuact::detail::flat_bias_op<cuact::silu, float, float>>);
+  static_assert(has_short_float_math_of<cuact::affine_activation<cuact::sigmoid>>);
+  static_assert(!has_short_float_math_of<cuact::composition<cuact::linear, cuact::sigmoid>>);
+  static_assert(!has_short_float_math_of<cuact::gradient_op<cuact::sigmoid, float>>);
+  static_assert(!has_short_float_math_of<cuact::gated_op<cuact::silu, float>>);
 }
 
 namespace {

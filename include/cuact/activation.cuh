@@ -44,6 +44,13 @@
 /// where other heavy 16-bit forwards run one (detail/dispatch.cuh: heavy_runs_one_vector; softplus
 /// and tanhshrink lose 1-3.5% in one vector on the H200, sigmoid, tanh, mish gain 1-2%).
 ///
+/// Optional, with `is_heavy = true`: `static constexpr bool has_short_float_math = true;` for an
+/// activation whose float forward issues so few instructions per element (about half of what a
+/// GPU with an H200's copy ceiling affords, or fewer) that one vector per thread keeps up where
+/// the budget is not roomy for float math (an H200): there it runs one vector per thread, as on
+/// an H100, where other heavy float forwards run two (detail/dispatch.cuh: heavy_runs_one_vector;
+/// sigmoid and silu gain 0.8-1.1% on the H200, mish and softplus lose 0.2-9%).
+///
 /// Optional, with `is_heavy = true`: `static constexpr bool gains_from_bulk_tiles = true;` for an
 /// activation whose forward was measured faster as bulk tiles (each block's tile brought into
 /// shared memory by the copy engine, its threads waiting for it before they compute) where the
@@ -160,11 +167,12 @@ struct from_output_cost_hint_of<Activation,
   static constexpr bool is_heavy = Activation::is_heavy_from_output;
 };
 
-/// Declares Activation's `has_long_16bit_math` (false where it has none: has_long_16bit_math_of),
-/// a base of forward_cost_hint_of.
+/// Declares Activation's `has_long_16bit_math` and `has_short_float_math` (false where it has
+/// none: has_long_16bit_math_of, has_short_float_math_of), a base of forward_cost_hint_of.
 template <class Activation>
-struct long_16bit_math_of {
+struct math_length_of {
   static constexpr bool has_long_16bit_math = has_long_16bit_math_of<Activation>;
+  static constexpr bool has_short_float_math = has_short_float_math_of<Activation>;
 };
 
 /// Declares Activation's `gains_from_bulk_tiles` (false where it has none:
@@ -174,15 +182,15 @@ struct bulk_tiles_gain_of {
   static constexpr bool gains_from_bulk_tiles = gains_from_bulk_tiles_of<Activation>;
 };
 
-/// Base of forward_op: cost_hint_of, long_16bit_math_of and bulk_tiles_gain_of, plus
+/// Base of forward_op: cost_hint_of, math_length_of and bulk_tiles_gain_of, plus
 /// Activation's `is_compute_bound` and `compute_bound_passes` when it has them.
 template <class Activation, class = void>
 struct forward_cost_hint_of : cost_hint_of<Activation>,
-                              long_16bit_math_of<Activation>,
+                              math_length_of<Activation>,
                               bulk_tiles_gain_of<Activation> {};
 template <class Activation>
 struct forward_cost_hint_of<Activation, std::void_t<decltype(Activation::is_compute_bound)>>
-    : cost_hint_of<Activation>, long_16bit_math_of<Activation>, bulk_tiles_gain_of<Activation> {
+    : cost_hint_of<Activation>, math_length_of<Activation>, bulk_tiles_gain_of<Activation> {
   static constexpr bool is_compute_bound = Activation::is_compute_bound;
   static constexpr unsigned compute_bound_passes = compute_bound_passes_of<Activation>;
 };

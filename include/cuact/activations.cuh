@@ -341,6 +341,9 @@ struct softsign {
   static constexpr bool is_heavy = true;
   /// Measured faster as bulk tiles on an H100 (activation.cuh: gains_from_bulk_tiles).
   static constexpr bool gains_from_bulk_tiles = true;
+  /// One vector per thread on float data on an H200 too (activation.cuh: has_short_float_math;
+  /// fp32 there 0.999 x memcpy against 0.990 in two).
+  static constexpr bool has_short_float_math = true;
   /// softsign(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
@@ -455,6 +458,9 @@ struct sigmoid {
   static constexpr bool is_heavy = true;  // exp and a division
   /// Measured faster as bulk tiles on an H100 (activation.cuh: gains_from_bulk_tiles).
   static constexpr bool gains_from_bulk_tiles = true;
+  /// One vector per thread on float data on an H200 too (activation.cuh: has_short_float_math;
+  /// fp32 there 0.999 x memcpy against 0.988 in two).
+  static constexpr bool has_short_float_math = true;
   /// The backward from the output is light: y (1 - y).
   static constexpr bool is_heavy_from_output = false;
   /// sigmoid(x).
@@ -501,6 +507,9 @@ struct silu {
   static constexpr bool is_heavy = true;
   /// Measured faster as bulk tiles on an H100 (activation.cuh: gains_from_bulk_tiles).
   static constexpr bool gains_from_bulk_tiles = true;
+  /// One vector per thread on float data on an H200 too (activation.cuh: has_short_float_math;
+  /// fp32 there 0.999 x memcpy against 0.988 in two).
+  static constexpr bool has_short_float_math = true;
   /// silu(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
@@ -786,6 +795,9 @@ struct tanh {
   static constexpr bool is_heavy = true;
   /// Measured faster as bulk tiles on an H100 (activation.cuh: gains_from_bulk_tiles).
   static constexpr bool gains_from_bulk_tiles = true;
+  /// One vector per thread on float data on an H200 too (activation.cuh: has_short_float_math;
+  /// fp32 there 0.999 x memcpy against 0.990 in two).
+  static constexpr bool has_short_float_math = true;
   /// The backward from the output is light: 1 - y^2, one fma.
   static constexpr bool is_heavy_from_output = false;
   /// tanh(x).
@@ -834,6 +846,9 @@ struct tanh {
 struct tanhshrink {
   /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;
+  /// One vector per thread on float data on an H200 too (activation.cuh: has_short_float_math;
+  /// fp32 there 0.999 x memcpy against 0.990 in two).
+  static constexpr bool has_short_float_math = true;
   /// Two vectors per thread for 16-bit data where the budget is tight (activation.cuh): H200 bf16
   /// 0.991 x memcpy in two, 0.971 in one.
   static constexpr bool has_long_16bit_math = true;
@@ -1132,10 +1147,13 @@ struct gelu {
 struct gelu_tanh {
   /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;
-  /// The fp32 forward issues about 48 instructions per element (Nsight Compute, sm_90): two passes
+  /// The fp32 forward issues about 48 instructions per element (Nsight Compute, sm_90): more passes
   /// where the device's budget is near that (H200 fp32: 0.96-0.97 x memcpy in one pass, 0.99 in
   /// two; detail::compute_bound_budget_per_array).
   static constexpr bool is_compute_bound = true;
+  /// Four: H200 fp32, one vector per thread, 0.955-0.983 x memcpy in two passes, 0.988-0.992 in
+  /// four (bench/results/h200/heavy_fp32_shapes_s33.txt, two machines).
+  static constexpr unsigned compute_bound_passes = 4;
   /// sqrt(2/pi) as a double plus its rounding error (beta_lo).
   static constexpr double beta_hi = 0x1.9884533d43651p-1;  // sqrt(2/pi)
   /// Low part of sqrt(2/pi) (see beta_hi).

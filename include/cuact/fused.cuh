@@ -101,11 +101,14 @@ struct linear {
 /// compute type). Build with cuact::affine(act, alpha, beta). Derivatives by the chain rule:
 /// alpha * act'(alpha * x + beta); from the output, alpha * act'(from y) where act has that; a
 /// selection gradient (relu's) stays a selection: act.gradient(alpha * dy, alpha * x + beta).
-/// Carries act's is_heavy, is_heavy_from_output and has_long_16bit_math.
+/// Carries act's is_heavy, is_heavy_from_output, has_long_16bit_math and has_short_float_math
+/// (one multiply-add more).
 template <class Activation>
 struct affine_activation : detail::cost_hint_of<Activation> {
   /// Act's (activation.cuh: has_long_16bit_math).
   static constexpr bool has_long_16bit_math = detail::has_long_16bit_math_of<Activation>;
+  /// Act's (activation.cuh: has_short_float_math).
+  static constexpr bool has_short_float_math = detail::has_short_float_math_of<Activation>;
   /// The activation applied to alpha * x + beta.
   Activation act;
   /// Input scale (default 1.0).
@@ -159,7 +162,8 @@ constexpr affine_activation<Activation> affine(Activation act, double alpha, dou
 /// one, by the chain rule as a chain of gradients: dx = g.gradient(f.gradient(dy, g(x)), x)
 /// (each part's gradient is its own `gradient` where it has one, else dy * derivative), so
 /// selections stay selections; `derivative` = f'(g(x)) * g'(x) where both have derivatives.
-/// No backward from the output (it would need g(x)). Heavy when either part is.
+/// No backward from the output (it would need g(x)). Heavy when either part is; short float math
+/// (activation.cuh: has_short_float_math) is not carried: two short parts make a longer one.
 template <class F, class G>
 struct composition : detail::composed_cost<detail::declared_cost<F>, detail::declared_cost<G>> {
   /// Long 16-bit math when either part's is (activation.cuh: has_long_16bit_math).

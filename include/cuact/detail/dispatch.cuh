@@ -192,10 +192,12 @@ inline bool launches_one_vector(const kernel_facts& own, const kernel_facts& one
 }
 
 /// Whether a declared-heavy operation runs one vector per thread on `device`: where its data is
-/// 16-bit and its math not declared long (`long_16bit_math`: the op's `has_long_16bit_math`), or
-/// where the budget leaves float math room (launch.cuh: budget_is_roomy_for_float_math, which says
-/// for which data and devices); and so does an operation without a hint where it takes a heavy
-/// one's launch (launch.cuh: estimate_takes_heavy_launch). Other threads' loads hide its
+/// 16-bit and its math not declared long (`long_16bit_math`: the op's `has_long_16bit_math`),
+/// where its data is float and its math declared short (`short_float_math`: the op's
+/// `has_short_float_math`), or where the budget leaves float math room (launch.cuh:
+/// budget_is_roomy_for_float_math, which says for which data and devices); and so does an
+/// operation without a hint where it takes a heavy one's launch (launch.cuh:
+/// estimate_takes_heavy_launch). Other threads' loads hide its
 /// arithmetic there, and the second vector that launch.cuh's model gives heavy ops only makes
 /// threads longer-lived. Measured round-robin against two vectors (4096 x 393216):
 /// - H100 (bench/results/h100/heavy_one_vector.txt): the heavy forwards that ran two (sigmoid,
@@ -207,19 +209,25 @@ inline bool launches_one_vector(const kernel_facts& own, const kernel_facts& one
 ///   `has_long_16bit_math`;
 /// - H200, fp32: the softplus, mish and logsigmoid forwards lost 5-9% in one vector (h200/
 ///   heavy_one_vector.txt; one pass, the budget not being tight for them), so float data runs one
-///   only where roomy.
+///   only where roomy, or where its math is short. Session 33 (h200/heavy_fp32_shapes_s33.txt,
+///   round-robin on two machines, x memcpy, two vectors -> one): sigmoid 0.988 -> 0.999, silu
+///   0.988-0.989 -> 0.996-0.999 (about 28 issued instructions per element, half the budget);
+///   tanh, tanhshrink, softsign, which the registers rule already ran in one, 0.990 in two against
+///   0.999; logsigmoid and elu gained on one machine and lost on the other; mish (-0.2 to -3.8%)
+///   and softplus (-7 to -9%) lost.
 /// Double data is left out (H200 fp64 selu with libdevice's expm1: 0.66-0.80 in one vector, 0.99
 /// in two; math.cuh's double expm1 gives its kernel fewer registers, and the registers rule above
 /// one vector: 1.006, h200/headline_s18_new_*.txt), and so is an op that reads float and writes
 /// 16-bit (a cast), which sits between the two bounds and was not measured.
 inline bool heavy_runs_one_vector(const device_facts& device, cost_hint hint,
                                   std::size_t bytes_per_element, unsigned arrays_per_element,
-                                  bool long_16bit_math = false) {
+                                  bool long_16bit_math = false, bool short_float_math = false) {
   if (hint == cost_hint::estimate) {
     return estimate_takes_heavy_launch(device, bytes_per_element, arrays_per_element);
   }
   return hint == cost_hint::heavy &&
          ((is_half_data(bytes_per_element, arrays_per_element) && !long_16bit_math) ||
+          (is_single_float_data(bytes_per_element, arrays_per_element) && short_float_math) ||
           budget_is_roomy_for_float_math(device, bytes_per_element, arrays_per_element));
 }
 
@@ -248,9 +256,9 @@ cudaError_t with_launched_params(const Params& params, int device, cost_hint hin
     if (const cudaError_t status = get_device_facts(device, device_info); status != cudaSuccess) {
       return status;
     }
-    const bool heavy_one_vector =
-        heavy_runs_one_vector(device_info, hint, Params::bytes_per_element,
-                              Params::arrays_per_element, has_long_16bit_math_of<op_t>);
+    const bool heavy_one_vector = heavy_runs_one_vector(
+        device_info, hint, Params::bytes_per_element, Params::arrays_per_element,
+        has_long_16bit_math_of<op_t>, has_short_float_math_of<op_t>);
     if (launches_one_vector(own, one_vector_facts, heavy_one_vector)) return launch(one_vector);
   }
   return launch(params);

@@ -23,7 +23,8 @@
 ///   above: more threads hide it better than more vectors) and where neither its data nor the
 ///   device's budget takes one (a declared-heavy op on 16-bit data runs one vector on every
 ///   device unless it declares `has_long_16bit_math`, one on float data where the budget is
-///   roomy, an H100: dispatch.cuh, heavy_runs_one_vector); where the device's instruction
+///   roomy, an H100, or where it declares `has_short_float_math`: dispatch.cuh,
+///   heavy_runs_one_vector); where the device's instruction
 ///   budget per element (SMs x clock x 128 lanes over elements per second at full bandwidth) is
 ///   under instruction_bound_budget_per_array for each array an element is read from or written
 ///   to, it is instruction-bound, and each thread makes two passes (16-bit forwards on an
@@ -158,6 +159,15 @@ inline constexpr bool has_long_16bit_math_of = false;
 template <class A>
 inline constexpr bool has_long_16bit_math_of<A, std::void_t<decltype(A::has_long_16bit_math)>> =
     A::has_long_16bit_math;
+
+/// Whether an op (or activation) declares `has_short_float_math = true`: its float forward runs
+/// one vector per thread where the budget is not roomy for float math, as where it is (dispatch.cuh:
+/// heavy_runs_one_vector).
+template <class A, class = void>
+inline constexpr bool has_short_float_math_of = false;
+template <class A>
+inline constexpr bool has_short_float_math_of<A, std::void_t<decltype(A::has_short_float_math)>> =
+    A::has_short_float_math;
 
 /// Whether an op (or activation) declares `gains_from_bulk_tiles = true`: a heavy one-input forward
 /// that runs as bulk tiles where the budget is roomy (takes_bulk_tiles).
