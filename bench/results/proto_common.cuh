@@ -2,10 +2,12 @@
 /// What session 25's standalone prototypes under bench/results/h100/ share (not part of the
 /// library or the bench): a CUDA error check that exits, the bench's fill of fresh standard
 /// normals (fused_bench.cu's, zeros not replaced), and CUB's functor over cuact's op (bench/
-/// ops_impl.cuh's cub_op), and their round-robin timing. The prototypes were run with these
+/// ops_impl.cuh's cub_op), their timing (round-robin or each contestant in a row) and their
+/// check of each contestant's output against a reference contestant's. The prototypes were run with these
 /// definitions inline.
 #pragma once
 
+#include <cub/device/device_transform.cuh>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -65,27 +67,87 @@ struct V {
   std::vector<float> ms;
 };
 
-/// `reps` rounds over every contestant in turn; each time the third of three back-to-back calls
-/// (CUDA events on the default stream), the first two warming it.
-inline void time_round_robin(std::vector<V>& vs, int reps) {
+/// Times `reps` calls of each contestant (CUDA events on the default stream), each the third of
+/// three back-to-back calls of it, the first two warming it: `round_robin`, one such call per
+/// contestant in turn, `reps` rounds; else each contestant's calls in a row (two warm-up calls,
+/// then `reps` timed alone: the bench's --family method).
+inline void time_contestants(std::vector<V>& vs, int reps, bool round_robin) {
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
-  for (int round = 0; round < reps; ++round)
+  const auto timed = [&](V& v) {
+    cudaEventRecord(e0);
+    v.f();
+    cudaEventRecord(e1);
+    cudaEventSynchronize(e1);
+    float ms;
+    cudaEventElapsedTime(&ms, e0, e1);
+    v.ms.push_back(ms);
+  };
+  if (round_robin) {
+    for (int round = 0; round < reps; ++round)
+      for (auto& v : vs) {
+        v.f();
+        v.f();
+        timed(v);
+      }
+  } else {
     for (auto& v : vs) {
       v.f();
       v.f();
-      cudaEventRecord(e0);
-      v.f();
-      cudaEventRecord(e1);
-      cudaEventSynchronize(e1);
-      float ms;
-      cudaEventElapsedTime(&ms, e0, e1);
-      v.ms.push_back(ms);
+      for (int rep = 0; rep < reps; ++rep) timed(v);
     }
+  }
   CK(cudaGetLastError());
   CK(cudaEventDestroy(e0));
   CK(cudaEventDestroy(e1));
+}
+
+/// `reps` rounds over every contestant in turn (time_contestants).
+inline void time_round_robin(std::vector<V>& vs, int reps) { time_contestants(vs, reps, true); }
+
+/// Checks that every contestant from vs[first] on writes what vs[reference] writes: the last
+/// `check_bytes` bytes of the `out_bytes` at `out`, each contestant run once after `out` is
+/// filled with 0xff bytes; prints those that differ, labelled `label`.
+inline void check_contestants(std::vector<V>& vs, std::size_t reference, std::size_t first,
+                              void* out, std::size_t out_bytes, std::size_t check_bytes,
+                              const std::string& label) {
+  std::vector<unsigned char> ref(check_bytes), got(check_bytes);
+  const char* tail = static_cast<const char*>(out) + out_bytes - check_bytes;
+  vs[reference].f();
+  CK(cudaDeviceSynchronize());
+  CK(cudaMemcpy(ref.data(), tail, check_bytes, cudaMemcpyDeviceToHost));
+  for (std::size_t i = first; i < vs.size(); ++i) {
+    CK(cudaMemset(out, 0xff, out_bytes));
+    vs[i].f();
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(got.data(), tail, check_bytes, cudaMemcpyDeviceToHost));
+    if (got != ref) {
+      std::printf("  %s: %s DIFFERS from %s\n", label.c_str(), vs[i].name.c_str(),
+                  vs[reference].name.c_str());
+    }
+  }
+}
+
+/// The contestants a forward's prototype starts with, in this order (check_contestants' reference
+/// is index 1): "memcpy" (of x's bytes into copy_dst), "cuact" (cuact::forward) and "cub"
+/// (cub::DeviceTransform with cuact's functor).
+template <class A, class T>
+std::vector<V> forward_references(const T* x, T* out, T* copy_dst, std::size_t n) {
+  using op_t = cuact::forward_op<A, T>;
+  const op_t op{{}, A{}};
+  std::vector<V> vs;
+  vs.push_back({"memcpy",
+                [=] { cudaMemcpyAsync(copy_dst, x, n * sizeof(T), cudaMemcpyDeviceToDevice); },
+                {}});
+  vs.push_back({"cuact", [=] { CK(cuact::forward(A{}, x, out, n)); }, {}});
+  vs.push_back({"cub",
+                [=] {
+                  CK(cub::DeviceTransform::Transform(::cuda::std::make_tuple(x), out,
+                                                     std::int64_t(n), cub_op<op_t, T>{op}));
+                },
+                {}});
+  return vs;
 }
 
 /// The median of `m` (the upper one of an even count).

@@ -186,17 +186,7 @@ void run(const char* name, T* x, T* out, T* copy_dst, std::size_t n, int reps) {
   const params_t params = cd::make_params<width>(op, cuact::outputs(out), n, cuact::inputs<T>(x));
   const unsigned tiles = unsigned((params.vectors + 255) / 256);
   const std::size_t staging = cd::bulk_tile_staging_bytes<params_t>(256);
-  std::vector<V> vs;
-  vs.push_back({"memcpy",
-                [=] { cudaMemcpyAsync(copy_dst, x, n * sizeof(T), cudaMemcpyDeviceToDevice); },
-                {}});
-  vs.push_back({"cuact", [=] { CK(cuact::forward(A{}, x, out, n)); }, {}});
-  vs.push_back({"cub",
-                [=] {
-                  CK(cub::DeviceTransform::Transform(::cuda::std::make_tuple(x), out,
-                                                     std::int64_t(n), cub_op<op_t, T>{op}));
-                },
-                {}});
+  std::vector<V> vs = forward_references<A>(x, out, copy_dst, n);
   const auto lib = cd::bulk_tile_kernel<params_t>;
   vs.push_back({"lib bulk", [=] { lib<<<tiles, 256, staging>>>(params); }, {}});
   const auto lean = lean_tile<params_t>;
@@ -206,21 +196,8 @@ void run(const char* name, T* x, T* out, T* copy_dst, std::size_t n, int reps) {
   };
   add("once+scal", tile_bounded<params_t, false, 1>);
   add("once+rest", once_rest<params_t>);
-  std::vector<std::uint16_t> ref(1 << 22), got(1 << 22);
-  const std::size_t check_bytes = ref.size() * 2;
-  vs[1].f();
-  CK(cudaDeviceSynchronize());
-  CK(cudaMemcpy(ref.data(), reinterpret_cast<char*>(out + n) - check_bytes, check_bytes,
-                cudaMemcpyDeviceToHost));
-  for (std::size_t i = 2; i < vs.size(); ++i) {
-    CK(cudaMemset(out, 0xff, n * sizeof(T)));
-    vs[i].f();
-    CK(cudaDeviceSynchronize());
-    CK(cudaMemcpy(got.data(), reinterpret_cast<char*>(out + n) - check_bytes, check_bytes,
-                  cudaMemcpyDeviceToHost));
-    if (got != ref)
-      std::printf("  %s %s: %s DIFFERS from cuact\n", name, type_name<T>(), vs[i].name.c_str());
-  }
+  check_contestants(vs, 1, 2, out, n * sizeof(T), std::size_t(8) << 20,
+                    std::string(name) + " " + type_name<T>());
   time_round_robin(vs, reps);
   const double copy = med(vs[0].ms);
   const double cub = med(vs[2].ms);

@@ -57,30 +57,6 @@ std::string entry_plan(const Params& params) {
   return text;
 }
 
-/// `reps` calls of each contestant in turn (after two warm-up calls), each timed alone: the
-/// bench's --family method (rows.cu), against time_round_robin's interleaving.
-inline void time_sequential(std::vector<V>& vs, int reps) {
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  for (auto& v : vs) {
-    v.f();
-    v.f();
-    for (int rep = 0; rep < reps; ++rep) {
-      cudaEventRecord(e0);
-      v.f();
-      cudaEventRecord(e1);
-      cudaEventSynchronize(e1);
-      float ms;
-      cudaEventElapsedTime(&ms, e0, e1);
-      v.ms.push_back(ms);
-    }
-  }
-  CK(cudaGetLastError());
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
-}
-
 /// Round-robin unless `sequential` (argv[2] = "seq").
 inline bool sequential = false;
 
@@ -89,17 +65,7 @@ void run(const char* name, float* x, float* out, float* copy_dst, std::size_t n,
          const std::vector<shape>& shapes) {
   using op_t = cuact::forward_op<A, float>;
   const op_t op{{}, A{}};
-  std::vector<V> vs;
-  vs.push_back({"memcpy",
-                [=] { cudaMemcpyAsync(copy_dst, x, n * sizeof(float), cudaMemcpyDeviceToDevice); },
-                {}});
-  vs.push_back({"cuact", [=] { CK(cuact::forward(A{}, x, out, n)); }, {}});
-  vs.push_back({"cub",
-                [=] {
-                  CK(cub::DeviceTransform::Transform(::cuda::std::make_tuple(x), out,
-                                                     std::int64_t(n), cub_op<op_t, float>{op}));
-                },
-                {}});
+  std::vector<V> vs = forward_references<A>(x, out, copy_dst, n);
   std::string registers;  // of each direct contestant's kernel
   const auto add = [&](const std::string& label, const auto& params, int passes) {
     cudaFuncAttributes attributes{};
@@ -146,25 +112,8 @@ void run(const char* name, float* x, float* out, float* copy_dst, std::size_t n,
     }
   }
   vs.push_back({"cuact#2", [=] { CK(cuact::forward(A{}, x, out, n)); }, {}});
-  std::vector<std::uint32_t> ref(1 << 22), got(1 << 22);
-  const std::size_t check_bytes = ref.size() * 4;
-  vs[1].f();
-  CK(cudaDeviceSynchronize());
-  CK(cudaMemcpy(ref.data(), reinterpret_cast<char*>(out + n) - check_bytes, check_bytes,
-                cudaMemcpyDeviceToHost));
-  for (std::size_t i = 2; i < vs.size(); ++i) {
-    CK(cudaMemset(out, 0xff, n * sizeof(float)));
-    vs[i].f();
-    CK(cudaDeviceSynchronize());
-    CK(cudaMemcpy(got.data(), reinterpret_cast<char*>(out + n) - check_bytes, check_bytes,
-                  cudaMemcpyDeviceToHost));
-    if (got != ref) std::printf("  %s: %s DIFFERS from cuact\n", name, vs[i].name.c_str());
-  }
-  if (sequential) {
-    time_sequential(vs, reps);
-  } else {
-    time_round_robin(vs, reps);
-  }
+  check_contestants(vs, 1, 2, out, n * sizeof(float), std::size_t(16) << 20, name);
+  time_contestants(vs, reps, !sequential);
   const double copy = med(vs[0].ms);
   std::printf("%-12s memcpy %.3f ms |", name, copy);
   for (std::size_t i = 1; i < vs.size(); ++i) {
