@@ -774,6 +774,16 @@ TEST_CASE("launch model: bulk tiles for the H100's forwards of declared cost",
   CHECK_FALSE(cuact::detail::takes_bulk_tiles(h100, sm90, cost_hint::light, true,
                                               forward(h100, cost_hint::light, 4, too_many),
                                               too_many, 4, 2));
+  // and as many as a grid holds do (grid_holds: INT_MAX blocks), the grid exact
+  const std::size_t most = std::size_t(INT_MAX) * cuact::detail::bulk_tile_threads_per_block;
+  CHECK(cuact::detail::takes_bulk_tiles(h100, sm90, cost_hint::light, true,
+                                        forward(h100, cost_hint::light, 4, most), most, 4, 2));
+  CHECK(cuact::detail::grid_holds(most, cuact::detail::bulk_tile_threads_per_block));
+  CHECK_FALSE(cuact::detail::grid_holds(most + 1, cuact::detail::bulk_tile_threads_per_block));
+  CHECK(cuact::detail::grid_blocks(most, cuact::detail::bulk_tile_threads_per_block) ==
+        static_cast<unsigned>(INT_MAX));
+  CHECK(cuact::detail::grid_blocks(most + 1, cuact::detail::bulk_tile_threads_per_block) ==
+        static_cast<unsigned>(INT_MAX));
   // nor a float-to-16-bit cast, or a backward (three arrays)
   CHECK_FALSE(cuact::detail::takes_bulk_tiles(h100, sm90, cost_hint::light, true,
                                               forward(h100, cost_hint::light, 6), vectors, 6, 2));

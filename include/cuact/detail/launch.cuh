@@ -467,11 +467,17 @@ struct launch_shape {
   std::size_t dynamic_shared_bytes = 0;
 };
 
-/// Blocks for `threads` threads, capped at gridDim.x's limit (the loop is grid-stride, so a capped
-/// grid, or any user grid, stays correct).
+/// Whether one grid of `block`-thread blocks holds `threads` threads: gridDim.x's limit, INT_MAX
+/// blocks.
+inline bool grid_holds(std::size_t threads, unsigned block) {
+  return (threads + block - 1) / block <= static_cast<std::size_t>(INT_MAX);
+}
+
+/// Blocks for `threads` threads, capped at gridDim.x's limit (grid_holds; the loop is
+/// grid-stride, so a capped grid, or any user grid, stays correct).
 inline unsigned grid_blocks(std::size_t threads, unsigned block) {
-  const std::size_t blocks = (threads + block - 1) / block;
-  return blocks < static_cast<std::size_t>(INT_MAX) ? static_cast<unsigned>(blocks) : INT_MAX;
+  return grid_holds(threads, block) ? static_cast<unsigned>((threads + block - 1) / block)
+                                    : INT_MAX;
 }
 
 /// Little work: fewer full vectors than little_work_waves waves of `threads_per_wave` threads
@@ -763,10 +769,8 @@ inline bool takes_bulk_tiles(const device_facts& device, const kernel_facts& bul
                              std::size_t vectors, std::size_t bytes_per_element,
                              unsigned arrays_per_element) {
   const double full_sm_wave = static_cast<double>(device.sm_count) * device.max_threads_per_sm;
-  const bool grid_covers =
-      vectors / bulk_tile_threads_per_block < static_cast<std::size_t>(INT_MAX);
   if (CUACT_BULK_TILES == 0 || bulk_kernel.binary_version < 90 || arrays_per_element != 2 ||
-      is_little_work(vectors, full_sm_wave) || !grid_covers) {
+      is_little_work(vectors, full_sm_wave) || !grid_holds(vectors, bulk_tile_threads_per_block)) {
     return false;
   }
   if (CUACT_BULK_TILES == 2) return true;
@@ -780,7 +784,7 @@ inline bool takes_bulk_tiles(const device_facts& device, const kernel_facts& bul
 
 /// The shape of a bulk-tile launch over `vectors` full vectors, for an operation the model shaped
 /// as `modelled`: a block of bulk_tile_threads_per_block threads per tile of as many vectors (the
-/// kernel takes one tile per block: kernels/bulk_tile.cuh; grid_blocks caps the grid, which
+/// kernel takes one tile per block: kernels/bulk_tile.cuh; a grid that grid_holds does not hold,
 /// takes_bulk_tiles rules out), `staging_bytes` of dynamic shared memory per block.
 inline launch_shape bulk_tile_launch_shape(const launch_shape& modelled, std::size_t vectors,
                                            std::size_t staging_bytes) {
