@@ -210,11 +210,11 @@ inline bool launches_one_vector(const kernel_facts& own, const kernel_facts& one
 /// - H200, fp32: the softplus, mish and logsigmoid forwards lost 5-9% in one vector (h200/
 ///   heavy_one_vector.txt; one pass, the budget not being tight for them), so float data runs one
 ///   only where roomy, or where its math is short. Session 33 (h200/heavy_fp32_shapes_s33.txt,
-///   round-robin on two machines, x memcpy, two vectors -> one): sigmoid 0.988 -> 0.999, silu
-///   0.988-0.989 -> 0.996-0.999 (about 28 issued instructions per element, half the budget);
-///   tanh, tanhshrink, softsign, which the registers rule already ran in one, 0.990 in two against
-///   0.999; logsigmoid and elu gained on one machine and lost on the other; mish (-0.2 to -3.8%)
-///   and softplus (-7 to -9%) lost.
+///   five runs on three machines, round-robin and in a row, x memcpy, two vectors -> one): sigmoid
+///   0.988-0.990 -> 0.998-1.001, silu 0.987-0.989 -> 0.996-0.999 (about 28 issued instructions per
+///   element, half the budget); tanh, tanhshrink, softsign, which the registers rule already ran
+///   in one, 0.988-0.991 in two against 0.999; logsigmoid and elu gained on two machines and lost
+///   on the third; mish (-0.1 to -3.8%) and softplus (-7 to -9%) lost.
 /// Double data is left out (H200 fp64 selu with libdevice's expm1: 0.66-0.80 in one vector, 0.99
 /// in two; math.cuh's double expm1 gives its kernel fewer registers, and the registers rule above
 /// one vector: 1.006, h200/headline_s18_new_*.txt), and so is an op that reads float and writes
