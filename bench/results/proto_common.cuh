@@ -3,8 +3,8 @@
 /// library or the bench): a CUDA error check that exits, the bench's fill of fresh standard
 /// normals (fused_bench.cu's, zeros not replaced), and CUB's functor over cuact's op (bench/
 /// ops_impl.cuh's cub_op), their timing (round-robin or each contestant in a row) and their
-/// check of each contestant's output against a reference contestant's. The prototypes were run with these
-/// definitions inline.
+/// check of each contestant's output against a reference contestant's. The prototypes were run
+/// with these definitions inline.
 #pragma once
 
 #include <cub/device/device_transform.cuh>

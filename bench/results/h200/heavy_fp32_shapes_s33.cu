@@ -6,10 +6,12 @@
 // gelu_tanh and softplus there (h200/torch_timing_s32.txt). Session 17's one-vector A/B on the
 // H200 (h200/heavy_one_vector.txt, run 1) read softplus, mish and logsigmoid 5-9% slower at one
 // vector, but on a fresh machine's first calls, where every compute-heavy row read low and
-// spread widely. Contestants per op, round-robin, 128-thread blocks: cuact's entry (the model's
-// launch), CUB, and elementwise_kernel launched directly at v vectors per thread in p passes
-// (v = 1 runs the op as one_vector_op, as the library launches one vector). Every output is
-// checked bit-identical to the entry's.
+// spread widely. Contestants per op, 128-thread blocks: cuact's entry (the model's launch; again
+// last, "cuact#2"), CUB, the entry's plan launched directly ("planEx" as the entry launches it,
+// "plan<<<>>>"), and elementwise_kernel at v vectors per thread in p passes ("vVpP": v = 1 runs
+// the op as one_vector_op, as the library launches one vector; "f1pP": the op's own kernel at one).
+// Every output is checked bit-identical to the entry's. Run as `a.out REPS [seq]`: REPS
+// round-robin rounds, or with `seq` each contestant's REPS calls in a row (the bench's method).
 // Built on the CPU machine (helpers: ../proto_common.cuh):
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I include -I bench/results bench/results/h200/heavy_fp32_shapes_s33.cu
 #include <cub/device/device_transform.cuh>
