@@ -39,26 +39,6 @@ struct shape {
   bool full = false;
 };
 
-/// What cuact::forward(A{}, ...) launches (dispatch.cuh's with_launched_params, then plan_launch).
-template <class A, class Params>
-std::string entry_plan(const Params& params) {
-  std::string text;
-  CK(cd::with_launched_params(params, 0, cd::forward_cost<A>, [&](const auto& launched) {
-    auto planned = launched;
-    cd::launch_plan plan{};
-    CK(cd::plan_launch(planned, 0, cd::forward_cost<A>, true, plan));
-    constexpr bool one = std::decay_t<decltype(launched)>::max_vectors_per_thread == 1;
-    text = std::string(one ? "one_vector_op" : "own kernel") + " " +
-           std::to_string(plan.shape.blocks) + " x " +
-           std::to_string(plan.shape.threads_per_block) + " vpt " +
-           std::to_string(plan.shape.vectors_per_thread) + " passes " +
-           std::to_string(plan.shape.passes) + " shared " +
-           std::to_string(plan.shape.dynamic_shared_bytes) + (plan.bulk_tiles ? " bulk" : "");
-    return cudaSuccess;
-  }));
-  return text;
-}
-
 /// Round-robin unless `sequential` (argv[2] = "seq").
 inline bool sequential = false;
 
@@ -76,13 +56,21 @@ void run(const char* name, float* x, float* out, float* copy_dst, std::size_t n,
     registers += " " + label + ":" + std::to_string(attributes.numRegs);
     vs.push_back({label, [=] { launch_direct(params, passes); }, {}});
   };
-  {  // the entry's plan, launched as the entry does (cudaLaunchKernelEx), and by <<<>>>
+  {  // what cuact::forward launches (dispatch.cuh: with_launched_params, then plan_launch),
+     // reported and launched as the entry does (cudaLaunchKernelEx) and by <<<>>>
     const auto params =
         cuact::make_elementwise_params<4>(op, cuact::outputs(out), n, cuact::inputs<float>(x));
     CK(cd::with_launched_params(params, 0, cd::forward_cost<A>, [&](const auto& launched) {
       auto planned = launched;
       cd::launch_plan plan{};
       CK(cd::plan_launch(planned, 0, cd::forward_cost<A>, true, plan));
+      constexpr bool one = std::decay_t<decltype(launched)>::max_vectors_per_thread == 1;
+      registers +=
+          std::string(" | entry: ") + (one ? "one_vector_op" : "own kernel") + " " +
+          std::to_string(plan.shape.blocks) + " x " + std::to_string(plan.shape.threads_per_block) +
+          " vpt " + std::to_string(plan.shape.vectors_per_thread) + " passes " +
+          std::to_string(plan.shape.passes) + " shared " +
+          std::to_string(plan.shape.dynamic_shared_bytes) + (plan.bulk_tiles ? " bulk" : "");
       if (!plan.bulk_tiles) {
         const auto kernel = cuact::elementwise_kernel<std::decay_t<decltype(planned)>>;
         vs.push_back(
@@ -96,7 +84,6 @@ void run(const char* name, float* x, float* out, float* copy_dst, std::size_t n,
       }
       return cudaSuccess;
     }));
-    registers += " | entry: " + entry_plan<A>(params);
   }
   for (const shape s : shapes) {
     const std::string label =
@@ -135,7 +122,7 @@ int main(int argc, char** argv) {
       "blocks\n",
       prop.name,
       sequential ? "each contestant's calls in a row (two warm-up calls, then each timed alone)"
-                 : "round-robin rounds (after 3 discarded)");
+                 : "round-robin rounds (after a three-round warm-up row of relu)");
   std::printf("reps %d\n", reps);
   float *x, *out, *copy_dst;
   CK(cudaMalloc(&x, n * 4));
