@@ -4,12 +4,13 @@
                                    [--kernelbench /path/to/KernelBench] [--json out.json]
 
 Each number is the median over --reps runs of one call, timed with CUDA events, with L2 flushed
-before every run (a write of twice the L2 size) and the GPU then kept busy for about 100 us
+before every run (a write of twice the L2 size) and the GPU then kept busy for about 1 ms
 (torch.cuda._sleep), so that the call is queued before its start event runs: the interval holds
 the GPU's work, not the host's dispatch. On the device machines that dispatch took 10-130 us per
-call, eager and cuact alike, varying from call to call and op to op, and with the GPU idle at the
-start event it landed inside the interval: rows whose kernels took the same time (torch profiler)
-read up to 2.5% apart (bench/results/h100/torch_dispatch_probe.txt). `copy` is y.copy_(x), the
+call, eager and cuact alike, varying from call to call and op to op, and more for torch.compile's
+wrapper; with the GPU idle at the start event it landed inside the interval: rows whose kernels
+took the same time (torch profiler) read up to 2.5% apart (bench/results/h100/
+torch_dispatch_probe.txt), torch.compile's up to 6% (h200/timer_busy_s34.txt, with 100 us). `copy` is y.copy_(x), the
 same bytes moved: the ceiling for a one-read-one-write op. Prints a markdown table; with
 --kernelbench it then runs kernelbench_run.py, so one run prints both tables.
 """
