@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -127,4 +128,67 @@ TEST_CASE("derivatives agree with centered finite differences (double)", "[cpu][
       CHECK(failures == 0);
     }
   });
+}
+
+namespace {
+
+/// softshrink's formula as written (the form it takes for a negative lambd).
+template <class C>
+C softshrink_formula(C x, C l) {
+  return x > l ? x - l : x < -l ? x + l : (x != x ? x : C(0));
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("softshrink's one-select form gives the formula's bits for every lambd (host)",
+                   "[cpu][accuracy]", float, double) {
+  // The row of the table above has lambd 1.25; its select form (lambd >= 0) against the formula,
+  // and the formula itself for a negative or NaN lambd: bit for bit, the sign of zero included.
+  using C = TestType;
+  const double lambds[] = {0.5, 1.25, 0.0, -0.0, 1e-40, 3.0e38, INFINITY, -0.5, -INFINITY, NAN};
+  std::vector<C> xs = {C(0),
+                       -C(0),
+                       C(NAN),
+                       -C(NAN),
+                       C(INFINITY),
+                       -C(INFINITY),
+                       C(1e-40),
+                       C(-1e-40),
+                       std::numeric_limits<C>::min(),
+                       std::numeric_limits<C>::denorm_min(),
+                       std::numeric_limits<C>::max(),
+                       -std::numeric_limits<C>::max()};
+  for (const double l : lambds) {
+    for (const C s : {C(1), C(-1)}) {  // each lambd's neighbours
+      const C lc = C(l);
+      xs.push_back(s * lc);
+      xs.push_back(std::nextafter(s * lc, C(INFINITY)));
+      xs.push_back(std::nextafter(s * lc, -C(INFINITY)));
+    }
+  }
+  if constexpr (std::is_same_v<C, float>) {  // every 16-bit value as the float it computes in
+    for (std::uint32_t b = 0; b < 65536; ++b) {
+      xs.push_back(cuact::detail::to_compute(from_bits<__nv_bfloat16>(std::uint16_t(b))));
+      xs.push_back(cuact::detail::to_compute(from_bits<__half>(std::uint16_t(b))));
+    }
+  }
+  std::uint64_t state = Catch::getSeed() + 1300;
+  for (int i = 0; i < 100000; ++i) {
+    state = mix64(state + 0x9e3779b97f4a7c15ull);
+    xs.push_back(C(static_cast<double>(static_cast<std::int64_t>(state)) * 0x1p-61));  // +-4
+  }
+  for (const double l : lambds) {
+    const cuact::softshrink act{l};
+    std::size_t differ = 0;
+    for (const C x : xs) {
+      const C want = softshrink_formula(x, C(l));
+      const C got = act(x);
+      if (!(bits_of(got) == bits_of(want) || (want != want && got != got)) && differ++ < 3) {
+        INFO("lambd " << l << ", x " << x << ": " << got << " against the formula's " << want);
+        CHECK(false);
+      }
+    }
+    INFO("lambd " << l);
+    CHECK(differ == 0);
+  }
 }
