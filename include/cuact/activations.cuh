@@ -106,7 +106,7 @@ struct relu6 {
   /// relu6(x).
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
-    return x > C(0) ? (x < C(6) ? x : C(6)) : (x != x ? x : C(0));
+    return detail::clamp_keeping_nan(x, C(0), C(6));
   }
   /// relu6'(x) (PyTorch's choice at the kinks: 0 at x = 0 and x = 6).
   template <class C>
@@ -203,10 +203,7 @@ struct hardsigmoid {
   /// hardsigmoid(x).
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
-    C t = x + C(3);
-    t = t < C(0) ? C(0) : t;
-    t = t > C(6) ? C(6) : t;  // NaN passes both
-    return t * C(1.0 / 6);
+    return detail::clamp_keeping_nan(x + C(3), C(0), C(6)) * C(1.0 / 6);  // x + 3 is never -0
   }
   /// hardsigmoid'(x) (PyTorch's choice at the kinks: 0 at x = -3 and x = 3).
   template <class C>
@@ -233,9 +230,7 @@ struct hardswish {
   /// hardswish(x).
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
-    C t = x + C(3);
-    t = t < C(0) ? C(0) : t;
-    t = t > C(6) ? C(6) : t;
+    const C t = detail::clamp_keeping_nan(x + C(3), C(0), C(6));  // x + 3 is never -0
     return x * (t * C(1.0 / 6));  // 6 * C(1/6) rounds to 1 in float and double
   }
   /// hardswish'(x) (PyTorch's choice at the kinks: 0 at x = -3, 1 at x = 3).
