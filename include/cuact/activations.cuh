@@ -143,8 +143,9 @@ struct hardtanh {
   /// hardtanh(x).
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
-    const C lo = C(min_val), hi = C(max_val);
-    return x > lo ? (x < hi ? x : hi) : (x != x ? x : lo);
+    // the selects: its bounds may be -0, and the min / max gained nothing here (detail::
+    // clamp_keeping_nan)
+    return detail::clamp_by_selects(x, C(min_val), C(max_val));
   }
   /// hardtanh'(x) (PyTorch's choice at the kinks: 0 at min_val and max_val).
   template <class C>

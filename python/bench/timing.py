@@ -10,8 +10,8 @@ the GPU's work, not the host's dispatch. On the device machines that dispatch to
 call, eager and cuact alike, varying from call to call and op to op, and more for torch.compile's
 wrapper; with the GPU idle at the start event it landed inside the interval: rows whose kernels
 took the same time (torch profiler) read up to 2.5% apart (bench/results/h100/
-torch_dispatch_probe.txt), torch.compile's up to 6% (h200/timer_busy_s34.txt, with 100 us). `copy` is y.copy_(x), the
-same bytes moved: the ceiling for a one-read-one-write op. Prints a markdown table; with
+torch_dispatch_probe.txt), torch.compile's up to 6% (h200/timer_busy_s34.txt, with 100 us).
+`copy` is y.copy_(x), the same bytes moved: the ceiling for a one-read-one-write op. Prints a markdown table; with
 --kernelbench it then runs kernelbench_run.py, so one run prints both tables.
 """
 import argparse

@@ -63,14 +63,19 @@ CUACT_HOST_DEVICE float expm1_nonpositive(float x) {
   return x == 0.0f ? x : result;  // expm1(-0) = -0, which the fma would turn into +0
 }
 
-/// x clamped to [lo, hi], a NaN x kept: `x > lo ? (x < hi ? x : hi) : (x != x ? x : lo)`, for
-/// bounds neither NaN nor -0 with lo <= hi (a max orders -0 below +0, the compare does not). In
-/// float on sm_80 and later, `max.NaN.f32` then `min.NaN.f32`, one instruction each, which a plain
-/// fmaxf / fminf would not be (they drop the NaN); elsewhere (the host, double, older devices) the
-/// compares and selects. The two instructions gave the H200's 16-bit forwards of relu6 0.3-0.45%,
-/// hardswish 0.2% (measured with fminf / fmaxf, the same instructions without the NaN flag) and
-/// hardsigmoid 0.1% against the selects' chain, bit-identical for every 16-bit input; hardtanh,
-/// whose bounds may be -0, gained nothing and keeps its selects
+/// x clamped to [lo, hi] (lo <= hi, neither NaN) by compares and selects, a NaN x kept.
+template <class C>
+CUACT_HOST_DEVICE C clamp_by_selects(C x, C lo, C hi) {
+  return x > lo ? (x < hi ? x : hi) : (x != x ? x : lo);
+}
+
+/// clamp_by_selects(x, lo, hi) for bounds that are not -0 either (a max orders -0 below +0, the
+/// compare does not). In float on sm_80 and later, `max.NaN.f32` then `min.NaN.f32`, one
+/// instruction each, which a plain fmaxf / fminf would not be (they drop the NaN); elsewhere (the
+/// host, double, older devices) the selects. The two instructions gave the H200's 16-bit forwards
+/// of relu6 0.3-0.45%, hardswish 0.2% (measured with fminf / fmaxf, the same instructions without
+/// the NaN flag) and hardsigmoid 0.1% against the selects' chain, bit-identical for every 16-bit
+/// input; hardtanh, whose bounds may be -0, gained nothing and keeps the selects
 /// (bench/results/h200/light16_minmax_s34.txt).
 template <class C>
 CUACT_HOST_DEVICE C clamp_keeping_nan(C x, C lo, C hi) {
@@ -82,7 +87,7 @@ CUACT_HOST_DEVICE C clamp_keeping_nan(C x, C lo, C hi) {
     return y;
   }
 #endif
-  return x > lo ? (x < hi ? x : hi) : (x != x ? x : lo);
+  return clamp_by_selects(x, lo, hi);
 }
 
 /// 2^x by the SFU's `ex2.approx.f32` (relative error below 2^-22, subnormal results kept); the
