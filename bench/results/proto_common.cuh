@@ -2,8 +2,9 @@
 /// What session 25's standalone prototypes under bench/results/h100/ share (not part of the
 /// library or the bench): a CUDA error check that exits, the bench's fill of fresh standard
 /// normals (fused_bench.cu's, zeros not replaced), and CUB's functor over cuact's op (bench/
-/// ops_impl.cuh's cub_op), their timing (round-robin or each contestant in a row) and their
-/// check of each contestant's output against a reference contestant's. The prototypes were run
+/// ops_impl.cuh's cub_op), their timing (round-robin or each contestant in a row), their
+/// check of each contestant's output against a reference contestant's, their banner and rows,
+/// and a bitwise comparison of two activations over every 16-bit input. The prototypes were run
 /// with these definitions inline.
 #pragma once
 
@@ -154,4 +155,46 @@ std::vector<V> forward_references(const T* x, T* out, T* copy_dst, std::size_t n
 inline float med(std::vector<float> m) {
   std::sort(m.begin(), m.end());
   return m[m.size() / 2];
+}
+
+/// The banner of a round-robin prototype at 4096 x 393216 elements: the device, the rounds.
+inline void print_round_robin_banner(int reps) {
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("%s, n = 4096 x 393216, %d round-robin rounds, medians; x memcpy (same bytes)\n",
+              prop.name, reps);
+}
+
+/// One row: vs[0]'s (memcpy's) median, then every other contestant's speed against it.
+inline void print_ratios(const char* name, const std::vector<V>& vs) {
+  const double copy = med(vs[0].ms);
+  std::printf("%-6s memcpy %.4f ms |", name, copy);
+  for (std::size_t i = 1; i < vs.size(); ++i)
+    std::printf(" %s %.4f", vs[i].name.c_str(), copy / med(vs[i].ms));
+  std::printf("\n");
+}
+
+/// Runs `reference` and `candidate` through cuact::forward over every 16-bit pattern of T and
+/// prints how many of their outputs differ bitwise, labelled `label`.
+template <class T, class Reference, class Candidate>
+void compare_every_16bit_input(const char* label, Reference reference, Candidate candidate) {
+  static_assert(sizeof(T) == 2, "cuact prototypes: a 16-bit type");
+  const std::size_t n = 65536;
+  std::vector<std::uint16_t> bits(n), want(n), got(n);
+  for (std::size_t i = 0; i < n; ++i) bits[i] = static_cast<std::uint16_t>(i);
+  T *x, *a, *b;
+  CK(cudaMalloc(&x, n * sizeof(T)));
+  CK(cudaMalloc(&a, n * sizeof(T)));
+  CK(cudaMalloc(&b, n * sizeof(T)));
+  CK(cudaMemcpy(x, bits.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+  CK(cuact::forward(reference, x, a, n));
+  CK(cuact::forward(candidate, x, b, n));
+  CK(cudaMemcpy(want.data(), a, n * sizeof(T), cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(got.data(), b, n * sizeof(T), cudaMemcpyDeviceToHost));
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < n; ++i) differ += want[i] != got[i];
+  std::printf("%s: all 65536 inputs, %zu outputs differ\n", label, differ);
+  CK(cudaFree(x));
+  CK(cudaFree(a));
+  CK(cudaFree(b));
 }

@@ -10,7 +10,10 @@
 // each timed call the third of three): memcpy, cuact::forward(softshrink) (the landed form; check
 // reference), CUB, the new form through cuact::forward (a light activation of this file), hardshrink
 // and relu as light controls. Outputs checked bit-identical to the landed form's.
-// Built on the CPU machine (helpers: ../proto_common.cuh):
+// It ran on a996ba2's library (the landed form: the formula's selects); since cae617d
+// cuact::softshrink is the "general" form, so a rebuild races like against like. Built on the CPU
+// machine (helpers: ../proto_common.cuh, whose banner, rows and 16-bit comparison it ran with
+// inline):
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I include -I bench/results bench/results/h200/softshrink_select_s34.cu
 #include <cstring>
 
@@ -84,55 +87,26 @@ void run(const char* name, std::size_t n, int reps) {
   vs.push_back({"fast#2", [=] { CK(cuact::forward(softshrink_fast{}, x, out, n)); }, {}});
   vs.push_back({"general#2", [=] { CK(cuact::forward(softshrink_general{}, x, out, n)); }, {}});
   time_round_robin(vs, reps);
-  const double copy = med(vs[0].ms);
-  std::printf("%-6s memcpy %.4f ms |", name, copy);
-  for (std::size_t i = 1; i < vs.size(); ++i)
-    std::printf(" %s %.4f", vs[i].name.c_str(), copy / med(vs[i].ms));
-  std::printf("\n");
+  print_ratios(name, vs);
   CK(cudaFree(x));
   CK(cudaFree(out));
   CK(cudaFree(copy_dst));
 }
 
-/// Every value of a 16-bit type (and float specials) through both forms on the GPU, compared bitwise.
+/// Every 16-bit input through the landed form and each new one, compared bitwise.
 template <class T>
-void exhaustive(const char* name) {
-  const std::size_t n = 65536;
-  std::vector<std::uint16_t> bits(n);
-  for (std::size_t i = 0; i < n; ++i) bits[i] = static_cast<std::uint16_t>(i);
-  T *x, *a, *b;
-  CK(cudaMalloc(&x, n * sizeof(T)));
-  CK(cudaMalloc(&a, n * sizeof(T)));
-  CK(cudaMalloc(&b, n * sizeof(T)));
-  CK(cudaMemcpy(x, bits.data(), n * sizeof(T), cudaMemcpyHostToDevice));
-  CK(cuact::forward(cuact::softshrink{}, x, a, n));
-  std::vector<std::uint16_t> ra(n), rb(n);
-  CK(cudaMemcpy(ra.data(), a, n * sizeof(T), cudaMemcpyDeviceToHost));
-  for (int form = 0; form < 3; ++form) {
-    if (form == 0) CK(cuact::forward(softshrink_select{}, x, b, n));
-    if (form == 1) CK(cuact::forward(softshrink_fast{}, x, b, n));
-    if (form == 2) CK(cuact::forward(softshrink_general{}, x, b, n));
-    CK(cudaMemcpy(rb.data(), b, n * sizeof(T), cudaMemcpyDeviceToHost));
-    std::size_t differ = 0;
-    for (std::size_t i = 0; i < n; ++i) differ += ra[i] != rb[i];
-    std::printf("%s %s: all 65536 inputs, %zu outputs differ\n", name,
-                form == 2 ? "general"
-                : form    ? "fast"
-                          : "select",
-                differ);
-  }
-  CK(cudaFree(x));
-  CK(cudaFree(a));
-  CK(cudaFree(b));
+void exhaustive(const std::string& name) {
+  compare_every_16bit_input<T>((name + " select").c_str(), cuact::softshrink{},
+                               softshrink_select{});
+  compare_every_16bit_input<T>((name + " fast").c_str(), cuact::softshrink{}, softshrink_fast{});
+  compare_every_16bit_input<T>((name + " general").c_str(), cuact::softshrink{},
+                               softshrink_general{});
 }
 
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 21;
   const std::size_t n = std::size_t(4096) * 393216;
-  cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("%s, n = 4096 x 393216, %d round-robin rounds, medians; x memcpy (same bytes)\n",
-              prop.name, reps);
+  print_round_robin_banner(reps);
   exhaustive<__nv_bfloat16>("bf16");
   exhaustive<__half>("fp16");
   run<float>("warmup", n, 3);
