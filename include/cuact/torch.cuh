@@ -84,6 +84,15 @@ struct from_output_rule {
   static bool valid(const A&) { return true; }
 };
 
+/// Why PyTorch's own op refuses the parameters of `act`, or nullptr where it does not: the forward
+/// ops (functional, in-place, out) then raise before they touch a tensor, as PyTorch's do
+/// (cuact_torch/csrc/ops.h: softshrink with lambd < 0, celu with alpha = 0). The C++ policies
+/// themselves take any value. Specialize for your own activations with such conditions.
+template <class A, class = void>
+struct parameter_rule {
+  static const char* refusal(const A&) { return nullptr; }
+};
+
 /// True when the layout of (sizes, strides) covers exactly numel consecutive elements, in some
 /// order: then the tensor is processed as flat memory. Size-1 dimensions do not count; a tensor
 /// with a zero-size dimension qualifies. Mirrored by cuact_torch/_fakes.py:_flat_dense.
@@ -251,11 +260,19 @@ struct family<Policy, std::index_sequence<I...>> {
     return op;
   }
 
+  /// The policy of a forward op, refused where parameter_rule refuses its parameters.
+  static Policy checked_policy(const std::string& op, as_double<I>... p) {
+    const Policy act = make(p...);
+    const char* refusal = parameter_rule<Policy>::refusal(act);
+    TORCH_CHECK(refusal == nullptr, op, ": ", refusal);
+    return act;
+  }
+
   // ---- device kernels (registered for CUDA, and for CPU where they explain the refusal) ----
 
   static Tensor forward_kernel(const Tensor& x, as_double<I>... p) {
     const std::string op = op_name();
-    const Policy act = make(p...);
+    const Policy act = checked_policy(op, p...);
     check_tensor(x, op, "x");
     const c10::cuda::CUDAGuard guard(x.device());
     Tensor y = empty_output(x);
@@ -272,7 +289,7 @@ struct family<Policy, std::index_sequence<I...>> {
 
   static void inplace_kernel(Tensor& x, as_double<I>... p) {
     const std::string op = op_name("_");
-    const Policy act = make(p...);
+    const Policy act = checked_policy(op, p...);
     check_tensor(x, op, "x");
     const c10::cuda::CUDAGuard guard(x.device());
     if (x.numel() == 0) return;
@@ -289,7 +306,7 @@ struct family<Policy, std::index_sequence<I...>> {
 
   static void out_kernel(const Tensor& x, as_double<I>... p, Tensor& out) {
     const std::string op = op_name(".out");
-    const Policy act = make(p...);
+    const Policy act = checked_policy(op, p...);
     check_tensor(x, op, "x");
     check_like(out, x, op, "out", "x");
     const c10::cuda::CUDAGuard guard(x.device());

@@ -305,6 +305,31 @@ def test_error_messages():
         ops.relu_(torch.randn(1, device="cuda").expand(4))
 
 
+def test_parameters_pytorch_refuses():
+    # PyTorch's forwards refuse softshrink's lambd < 0 and celu's alpha = 0; the ops raise as they
+    # do (torch_ops::parameter_rule), leaving their tensors as they were
+    if "softshrink" not in FAMILIES or "celu" not in FAMILIES:
+        pytest.skip("needs the family build (CUACT_TORCH_FAMILY=1)")
+    x = torch.randn(64, device="cuda")
+    with pytest.raises(RuntimeError):
+        torch.nn.functional.softshrink(x, -0.5)
+    with pytest.raises(RuntimeError):
+        torch.nn.functional.celu(x, 0.0)
+    kept = x.clone()
+    out = torch.full_like(x, 7.0)
+    with pytest.raises(RuntimeError, match="lambd must be >= 0"):
+        ops.softshrink(x, -0.5)
+    with pytest.raises(RuntimeError, match="lambd must be >= 0"):
+        ops.softshrink_(x, -0.5)
+    with pytest.raises(RuntimeError, match="lambd must be >= 0"):
+        ops.softshrink.out(x, -0.5, out=out)
+    with pytest.raises(RuntimeError, match="alpha must not be 0"):
+        ops.celu(x, 0.0)
+    assert torch.equal(x, kept) and bool((out == 7.0).all())
+    ops.softshrink(x, 0.0)  # the bounds themselves are accepted
+    ops.celu(x, -1.0)
+
+
 def test_two_gpus():
     if torch.cuda.device_count() < 2:
         pytest.skip("needs two CUDA devices")

@@ -57,6 +57,20 @@ template <>
 struct from_output_rule<::cuact::leaky_relu> {
   static bool valid(const ::cuact::leaky_relu& a) { return a.negative_slope >= 0; }
 };
+// Parameters PyTorch's own forwards refuse (torch 2.11: F.softshrink raises "lambda must be in
+// range [0, ...]", F.celu "ZeroDivisionError" for alpha = 0); the ops raise as they do.
+template <>
+struct parameter_rule<::cuact::softshrink> {
+  static const char* refusal(const ::cuact::softshrink& a) {
+    return a.lambd >= 0 ? nullptr : "lambd must be >= 0 (as for PyTorch's softshrink)";
+  }
+};
+template <>
+struct parameter_rule<::cuact::celu> {
+  static const char* refusal(const ::cuact::celu& a) {
+    return a.alpha != 0 ? nullptr : "alpha must not be 0 (as for PyTorch's celu: ZeroDivisionError)";
+  }
+};
 }  // namespace torch_ops
 }  // namespace cuact
 #else
