@@ -86,8 +86,8 @@ struct from_output_rule {
 
 /// Why PyTorch's own op refuses the parameters of `act`, or nullptr where it does not: the forward
 /// ops (functional, in-place, out) then raise before they touch a tensor, as PyTorch's do
-/// (cuact_torch/csrc/ops.h: softshrink with lambd < 0, celu with alpha = 0). The C++ policies
-/// themselves take any value. Specialize for your own activations with such conditions.
+/// (cuact_torch/csrc/ops.h: softshrink with lambd < 0 or NaN, celu with alpha = 0). The C++
+/// policies themselves take any value. Specialize for your own activations with such conditions.
 template <class A, class = void>
 struct parameter_rule {
   static const char* refusal(const A&) { return nullptr; }

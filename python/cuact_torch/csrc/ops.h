@@ -68,7 +68,8 @@ struct parameter_rule<::cuact::softshrink> {
 template <>
 struct parameter_rule<::cuact::celu> {
   static const char* refusal(const ::cuact::celu& a) {
-    return a.alpha != 0 ? nullptr : "alpha must not be 0 (as for PyTorch's celu: ZeroDivisionError)";
+    return a.alpha != 0 ? nullptr
+                        : "alpha must not be 0 (as for PyTorch's celu: ZeroDivisionError)";
   }
 };
 }  // namespace torch_ops
