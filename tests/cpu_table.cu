@@ -142,21 +142,6 @@ TEST_CASE("table: launch shape from the device's budget", "[cpu][table][launch]"
   CHECK(cuact::detail::tabulated_launch_shape(h200_facts, 7, 3000, 2).blocks == 12);
 }
 
-TEST_CASE("table: the lookup overlaps the fill on every stream but the legacy default one",
-          "[cpu][table][launch]") {
-  // launch_kernel_grid asks for programmatic dependent launch only where is_legacy_default_stream
-  // is false: on the legacy stream it cost the tabulated forward 3% (an H200)
-#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
-  CHECK_FALSE(cuact::detail::is_legacy_default_stream(nullptr));
-#else
-  CHECK(cuact::detail::is_legacy_default_stream(nullptr));
-#endif
-  CHECK(cuact::detail::is_legacy_default_stream(cudaStreamLegacy));
-  CHECK_FALSE(cuact::detail::is_legacy_default_stream(cudaStreamPerThread));
-  // any other handle is a stream of the caller's own (never dereferenced here)
-  CHECK_FALSE(cuact::detail::is_legacy_default_stream(reinterpret_cast<cudaStream_t>(0x1000)));
-}
-
 TEST_CASE("table: grid simulation of the looked-up op", "[cpu][table][grid]") {
   using base_op = cuact::forward_op<cuact::selu, bf16>;
   using op_t = cuact::detail::bf16_table_op<base_op>;

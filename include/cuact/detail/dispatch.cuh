@@ -179,8 +179,7 @@ cudaError_t run_tabulated(const Params& params, int device, cudaStream_t stream)
   table_params.vectors_per_thread = shape.vectors_per_thread;
   // Started while the fill runs, its first loads in flight, where its code waits for the fill
   // (compiled for sm_90 on: tabulating_access::ready). With it at 2^26 elements: 0.959-0.961 x
-  // memcpy, without 0.947-0.951 (H100, bench/results/h100/table_variants.txt). Not on the legacy
-  // default stream, where it cost 3% (launch_kernel_grid).
+  // memcpy, without 0.947-0.951 (H100, bench/results/h100/table_variants.txt).
   return launch_kernel_grid(kernel, table_params, dim3(shape.blocks), shape.threads_per_block,
                             stream, bf16_table_window::bytes, facts.binary_version >= 90);
 }

@@ -820,27 +820,12 @@ cudaError_t choose_launch_shape(void (*kernel)(Params), int device, cost_hint hi
   return cudaSuccess;
 }
 
-/// Whether `stream` is the legacy default stream: cudaStreamLegacy, or the null stream unless this
-/// translation unit was compiled with a per-thread default stream (nvcc --default-stream
-/// per-thread defines CUDA_API_PER_THREAD_DEFAULT_STREAM; the null stream is then per-thread).
-inline bool is_legacy_default_stream(cudaStream_t stream) {
-#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
-  return stream == cudaStreamLegacy;
-#else
-  return stream == nullptr || stream == cudaStreamLegacy;
-#endif
-}
-
 /// Launches kernel(params) on `grid` blocks of `threads_per_block`, with `dynamic_shared_bytes` of
 /// dynamic shared memory per block (tabulated_kernel's table, or a residency cap the kernel does
 /// not read: throttled_resident_blocks); returns the launch's status.
 /// `overlap_previous`: the kernel may start while the stream's previous kernel runs (programmatic
-/// dependent launch, sm_90 on); it must wait for it (`griddepcontrol.wait`, which returns at once
-/// in a kernel launched without it) before reading what that kernel writes. Not asked on the
-/// legacy default stream (PyTorch's default, and `cuact::forward`'s without a stream): there the
-/// tabulated bf16 forward it serves ran 3% slower with it than without it (1.596 against 1.550 ms
-/// at 4096 x 393216 on an H200), while on a stream of its own or the per-thread stream it made no
-/// difference at that size (bench/results/h200/user_silu_timing_s35.txt).
+/// dependent launch, sm_90 on); it must wait for it (`griddepcontrol.wait`) before reading what
+/// that kernel writes.
 template <class Params>
 cudaError_t launch_kernel_grid(void (*kernel)(Params), const Params& params, dim3 grid,
                                unsigned threads_per_block, cudaStream_t stream,
@@ -854,7 +839,7 @@ cudaError_t launch_kernel_grid(void (*kernel)(Params), const Params& params, dim
   cudaLaunchAttribute overlap{};
   overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   overlap.val.programmaticStreamSerializationAllowed = 1;
-  if (overlap_previous && !is_legacy_default_stream(stream)) {
+  if (overlap_previous) {
     config.attrs = &overlap;
     config.numAttrs = 1;
   }

@@ -1,0 +1,71 @@
+// Session 36 probe: carveout_probe_s36.cu with the table's fill launched on the first call only (skip fill 1:
+// detail::proto_skip_fill, table_probes_s36.diff) against every call (0): does rewriting the table before each
+// lookup set its speed? Built against include/ of a06925c with table_probes_s36.diff applied.
+#include "common/plain_functors.hpp"
+#include "proto_common.cuh"
+
+__global__ void fill_bytes(unsigned char* p, std::size_t n) {  // as torch's flush.fill_(1)
+  for (std::size_t i = (blockIdx.x * std::size_t(blockDim.x) + threadIdx.x) * 16; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x * 16)
+    *reinterpret_cast<uint4*>(p + i) =
+        make_uint4(0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u);
+}
+
+int main() {
+  using T = __nv_bfloat16;
+  const std::size_t n = std::size_t(4096) * 393216;
+  T *x, *y, *dst;
+  unsigned char* flush;
+  const std::size_t flush_bytes = 128 << 20;
+  CK(cudaMalloc(&x, n * sizeof(T)));
+  CK(cudaMalloc(&y, n * sizeof(T)));
+  CK(cudaMalloc(&dst, n * sizeof(T)));
+  CK(cudaMalloc(&flush, flush_bytes));
+  fill_normal<<<4096, 256>>>(x, n, 36);
+  CK(cudaDeviceSynchronize());
+  const char* pre_names[] = {"memcpy", "builtin silu", "table", "flush fill"};
+  const int carveouts[] = {0, 1};  // proto_skip_fill off, on (named as in carveout_probe_s36.cu)
+  struct Row {
+    int carveout, pre;
+    std::vector<float> ms[2];
+  };
+  std::vector<Row> rows;
+  for (int c : carveouts)
+    for (int p = 0; p < 4; ++p) rows.push_back({c, p});
+  const auto table = [&] { CK(cuact::forward(cuact_test::plain::silu{}, x, y, n)); };
+  const auto pre = [&](int p) {
+    if (p == 0) CK(cudaMemcpyAsync(dst, x, n * sizeof(T), cudaMemcpyDeviceToDevice));
+    if (p == 1) CK(cuact::forward(cuact::silu{}, x, y, n));
+    if (p == 2) table();
+    if (p == 3) fill_bytes<<<1056, 256>>>(flush, flush_bytes);
+  };
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  for (int order = 0; order < 2; ++order)
+    for (int round = 0; round < 10; ++round)
+      for (std::size_t k = 0; k < rows.size(); ++k) {
+        Row& r = rows[order == 0 ? k : rows.size() - 1 - k];
+        cd::proto_skip_fill = r.carveout == 1;
+        pre(r.pre);
+        pre(r.pre);
+        CK(cudaEventRecord(e0));
+        table();
+        CK(cudaEventRecord(e1));
+        CK(cudaEventSynchronize(e1));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        r.ms[order].push_back(ms);
+      }
+  const auto med = [](std::vector<float> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  std::printf(
+      "bf16 plain silu (tabulated), n = 4096 x 393216, legacy stream, after two calls of `pre`; "
+      "10 rounds, medians (ms): listed order | reversed\n");
+  for (auto& r : rows)
+    std::printf("skip fill %d  pre %-13s %.4f | %.4f\n", r.carveout, pre_names[r.pre], med(r.ms[0]),
+                med(r.ms[1]));
+  return 0;
+}

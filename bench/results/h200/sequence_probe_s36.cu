@@ -1,0 +1,72 @@
+// Session 36 probe: 12 tabulated bf16 forwards (plain silu) in a row, each timed, after two calls of `pre`:
+// how long the table's slow or fast state lasts.
+// Built against include/ of a06925c; results in table_state_s36.txt.
+#include "common/plain_functors.hpp"
+#include "proto_common.cuh"
+
+__global__ void fill_bytes(unsigned char* p, std::size_t n) {
+  for (std::size_t i = (blockIdx.x * std::size_t(blockDim.x) + threadIdx.x) * 16; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x * 16)
+    *reinterpret_cast<uint4*>(p + i) =
+        make_uint4(0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u);
+}
+__global__ void spin(long long cycles) {
+  const long long c0 = clock64();
+  while (clock64() - c0 < cycles) {
+  }
+}
+
+int main() {
+  using T = __nv_bfloat16;
+  const std::size_t n = std::size_t(4096) * 393216;
+  T *x, *y, *dst;
+  unsigned char* flush;
+  const std::size_t flush_bytes = 128 << 20;
+  CK(cudaMalloc(&x, n * sizeof(T)));
+  CK(cudaMalloc(&y, n * sizeof(T)));
+  CK(cudaMalloc(&dst, n * sizeof(T)));
+  CK(cudaMalloc(&flush, flush_bytes));
+  fill_normal<<<4096, 256>>>(x, n, 36);
+  CK(cudaDeviceSynchronize());
+  const char* names[] = {"memcpy", "builtin silu", "table", "flush fill", "spin 1 ms"};
+  const int calls = 12;
+  std::vector<float> ms[5][calls];
+  const auto run = [&](int p) {
+    if (p == 0) CK(cudaMemcpyAsync(dst, x, n * sizeof(T), cudaMemcpyDeviceToDevice));
+    if (p == 1) CK(cuact::forward(cuact::silu{}, x, y, n));
+    if (p == 2) CK(cuact::forward(cuact_test::plain::silu{}, x, y, n));
+    if (p == 3) fill_bytes<<<1056, 256>>>(flush, flush_bytes);
+    if (p == 4) spin<<<1, 32>>>(1000000);
+  };
+  std::vector<cudaEvent_t> ev(calls + 1);
+  for (auto& e : ev) CK(cudaEventCreate(&e));
+  for (int round = 0; round < 6; ++round)
+    for (int p = 0; p < 5; ++p) {
+      run(p);
+      run(p);
+      for (int c = 0; c < calls; ++c) {
+        CK(cudaEventRecord(ev[c]));
+        run(2);
+      }
+      CK(cudaEventRecord(ev[calls]));
+      CK(cudaEventSynchronize(ev[calls]));
+      for (int c = 0; c < calls; ++c) {
+        float t;
+        CK(cudaEventElapsedTime(&t, ev[c], ev[c + 1]));
+        ms[p][c].push_back(t);
+      }
+    }
+  const auto med = [](std::vector<float> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  std::printf(
+      "bf16 plain silu (tabulated), n = 4096 x 393216, legacy stream: 12 calls in a row after two calls of "
+      "`pre`, each timed; medians of 6 rounds (ms)\n");
+  for (int p = 0; p < 5; ++p) {
+    std::printf("after %-13s", names[p]);
+    for (int c = 0; c < calls; ++c) std::printf(" %.4f", med(ms[p][c]));
+    std::printf("\n");
+  }
+  return 0;
+}
