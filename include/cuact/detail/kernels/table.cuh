@@ -148,34 +148,19 @@ CUACT_KERNEL void fill_bf16_table_kernel(const bf16_table_fill<Op> fill) {
   if (s < bf16_table_window::entries) fill.entries[s] = bf16_table_entry(fill.op, s);
 }
 
-/// How tabulated_kernel reads and writes: 16-byte loads `ld.global.cs` and stores `st.global.cs`
-/// (evict first), so the data passing through does not evict the table from L1, where every
-/// block after the first on an SM finds it (`ld.global.nc`); and the table's copy into shared
-/// memory in ready(), which elementwise_thread calls after each thread's first loads, so they
-/// are in flight while the table comes (the prototype's order; copied first, with plain
-/// accesses, the kernel ran at 0.90-0.95 x memcpy on the H100, bench/results/h100/table_ab.txt).
+/// How tabulated_kernel reads and writes: plain 16-byte loads and stores, as every other kernel;
+/// the table's copy into shared memory in ready(), which elementwise_thread calls after each
+/// thread's first loads, so they are in flight while the table comes (the prototype's order;
+/// copied first, the kernel ran at 0.90-0.95 x memcpy on the H100, bench/results/h100/
+/// table_ab.txt), read with `ld.global.nc`. Streaming accesses (`ld/st.global.cs`, evict first,
+/// sessions 9-35) made its speed depend on the kernels before it: lines they left in L2 at normal
+/// priority outlived every later lookup, which ran in the L2 left over. H200, plain silu at 4096
+/// x 393216: with them 0.938-0.978 x memcpy (0.94 after a fill kernel such as PyTorch's L2
+/// flush, 0.978 after a direct forward onto the same output), without them 0.973-0.978 after
+/// anything (bench/results/h200/table_state_s36.txt; the H100 was not re-measured).
 struct tabulating_access : global_memory_access {
   const std::uint16_t* entries;  ///< the table in global memory
 
-  template <class Vector>
-  CUACT_HOST_DEVICE Vector load(const Vector* from) const {
-#if defined(__CUDA_ARCH__)
-    if constexpr (sizeof(Vector) == 16 && alignof(Vector) >= 16) {
-      return cuda::std::bit_cast<Vector>(__ldcs(reinterpret_cast<const uint4*>(from)));
-    }
-#endif
-    return *from;
-  }
-  template <class Vector>
-  CUACT_HOST_DEVICE void store(Vector* to, const Vector& value) const {
-#if defined(__CUDA_ARCH__)
-    if constexpr (sizeof(Vector) == 16 && alignof(Vector) >= 16) {
-      __stcs(reinterpret_cast<uint4*>(to), cuda::std::bit_cast<uint4>(value));
-      return;
-    }
-#endif
-    *to = value;
-  }
 #if defined(__CUDACC__)
   /// The block's threads copy the table into shared memory and wait for each other; called once
   /// per thread, at different points of the body, hence `barrier.sync` without `.aligned`. First

@@ -1,0 +1,78 @@
+// Session 36 probe: the tabulated bf16 forward's loads and stores (PROTO_LOAD 0 plain, 1 ld.global.cs, 2
+// ld.global.L1::no_allocate; PROTO_STORE 0 plain, 1 st.global.cs; HEAD is 1/1) against the work before it.
+// Twelve table calls (plain silu x -> y) after two calls of `pre`; memcpy x -> dst timed the same way.
+// Built against include/ of e8288fc with table_probes_s36.diff's table.cuh part, once per -DPROTO_LOAD=L
+// -DPROTO_STORE=S; and against the library with plain accesses (the macros then only label the output). Results in
+// table_state_s36.txt, sections 10 and 12.
+#include "common/plain_functors.hpp"
+#include "proto_common.cuh"
+
+__global__ void fill_bytes(unsigned char* p, std::size_t n) {
+  for (std::size_t i = (blockIdx.x * std::size_t(blockDim.x) + threadIdx.x) * 16; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x * 16)
+    *reinterpret_cast<uint4*>(p + i) =
+        make_uint4(0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u);
+}
+
+int main() {
+  using T = __nv_bfloat16;
+  const std::size_t n = std::size_t(4096) * 393216;
+  T *x, *y, *x2, *y2, *dst;
+  unsigned char* flush;
+  const std::size_t flush_bytes = 128 << 20;
+  for (T** p : {&x, &y, &x2, &y2, &dst}) CK(cudaMalloc(p, n * sizeof(T)));
+  CK(cudaMalloc(&flush, flush_bytes));
+  fill_normal<<<4096, 256>>>(x, n, 36);
+  fill_normal<<<4096, 256>>>(x2, n, 37);
+  CK(cudaDeviceSynchronize());
+  const char* names[] = {"builtin silu x->y", "builtin silu x2->y2", "memcpy x->dst", "flush fill",
+                         "table silu x2->y2"};
+  const int n_pre = 5, calls = 12;
+  const auto run = [&](int p) {
+    if (p == 0) CK(cuact::forward(cuact::silu{}, x, y, n));
+    if (p == 1) CK(cuact::forward(cuact::silu{}, x2, y2, n));
+    if (p == 2) CK(cudaMemcpyAsync(dst, x, n * sizeof(T), cudaMemcpyDeviceToDevice));
+    if (p == 3) fill_bytes<<<1056, 256>>>(flush, flush_bytes);
+    if (p == 4) CK(cuact::forward(cuact_test::plain::silu{}, x2, y2, n));
+    if (p == 5) CK(cuact::forward(cuact_test::plain::silu{}, x, y, n));
+  };
+  std::vector<float> ms[n_pre + 1][calls];
+  std::vector<cudaEvent_t> ev(calls + 1);
+  for (auto& e : ev) CK(cudaEventCreate(&e));
+  for (int round = 0; round < 4; ++round)
+    for (int p = 0; p <= n_pre; ++p) {
+      const int timed = p == n_pre ? 2 : 5;  // the last row: memcpy after memcpy
+      run(p == n_pre ? 2 : p);
+      run(p == n_pre ? 2 : p);
+      for (int c = 0; c < calls; ++c) {
+        CK(cudaEventRecord(ev[c]));
+        run(timed);
+      }
+      CK(cudaEventRecord(ev[calls]));
+      CK(cudaEventSynchronize(ev[calls]));
+      for (int c = 0; c < calls; ++c) {
+        float t;
+        CK(cudaEventElapsedTime(&t, ev[c], ev[c + 1]));
+        ms[p][c].push_back(t);
+      }
+    }
+  const auto med = [](std::vector<float> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  std::vector<float> copy_all;
+  for (int c = 2; c < calls; ++c) copy_all.push_back(med(ms[n_pre][c]));
+  const float copy = med(copy_all);
+  std::printf(
+      "PROTO_LOAD %d PROTO_STORE %d: bf16 table silu x->y, n = 4096 x 393216, 12 calls after two of `pre`, "
+      "medians of 4 rounds (us): first, second, calls 3-12 (min-max), x memcpy (%.1f us) of calls 3-12's median\n",
+      PROTO_LOAD, PROTO_STORE, 1000 * copy);
+  for (int p = 0; p < n_pre; ++p) {
+    std::vector<float> rest;
+    for (int c = 2; c < calls; ++c) rest.push_back(med(ms[p][c]));
+    std::printf("  after %-20s %8.1f %8.1f   %8.1f-%8.1f  %.3f\n", names[p], 1000 * med(ms[p][0]),
+                1000 * med(ms[p][1]), 1000 * *std::min_element(rest.begin(), rest.end()),
+                1000 * *std::max_element(rest.begin(), rest.end()), copy / med(rest));
+  }
+  return 0;
+}
