@@ -12,6 +12,8 @@
 // memcpy busy. It ran on the library of b5d01c7, whose lookup asked for that launch on every stream;
 // since session 35's launch_kernel_grid does not on the legacy default stream, `plain` launches there
 // as `plain_no_pdl` did (results: h200/user_silu_timing_s35.txt).
+// Session 36: that rule changed nothing and was reverted (e8288fc). The rows differed in the kernels that ran
+// before them, through the lookup's streaming accesses (h200/table_state_s36.txt).
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I include -I bench/results -I tests -I bench bench/results/h200/user_silu_timing_s35.cu
 #include "busy_start.cuh"
 #include "common/plain_functors.hpp"
