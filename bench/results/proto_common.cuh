@@ -4,8 +4,9 @@
 /// normals (fused_bench.cu's, zeros not replaced), and CUB's functor over cuact's op (bench/
 /// ops_impl.cuh's cub_op), their timing (round-robin or each contestant in a row), their
 /// check of each contestant's output against a reference contestant's, their banner and rows,
-/// and a bitwise comparison of two activations over every 16-bit input. The prototypes were run
-/// with these definitions inline.
+/// and a bitwise comparison of two activations over every 16-bit input; session 36's fill of ones
+/// and its calls in a row after other work. The prototypes were run with these definitions
+/// inline.
 #pragma once
 
 #include <cub/device/device_transform.cuh>
@@ -155,6 +156,36 @@ std::vector<V> forward_references(const T* x, T* out, T* copy_dst, std::size_t n
 inline float med(std::vector<float> m) {
   std::sort(m.begin(), m.end());
   return m[m.size() / 2];
+}
+
+/// Writes 0x01 over `n` bytes (a multiple of 16), 16 at a time: what PyTorch's timer runs before
+/// each timed call (`flush.fill_(1)`), for the session 36 probes of the work before a kernel.
+__global__ void fill_ones_kernel(unsigned char* p, std::size_t n) {
+  for (std::size_t i = (blockIdx.x * std::size_t(blockDim.x) + threadIdx.x) * 16; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x * 16)
+    *reinterpret_cast<uint4*>(p + i) =
+        make_uint4(0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u);
+}
+
+/// Two calls of `pre`, then `calls` calls of `timed` in a row on the legacy default stream, each
+/// between two events; returns each timed call's ms (the session 36 probes of the work before a
+/// kernel).
+template <class Pre, class Timed>
+std::vector<float> time_in_a_row(Pre pre, Timed timed, int calls) {
+  std::vector<cudaEvent_t> ev(calls + 1);
+  for (auto& e : ev) CK(cudaEventCreate(&e));
+  pre();
+  pre();
+  for (int c = 0; c < calls; ++c) {
+    CK(cudaEventRecord(ev[c]));
+    timed();
+  }
+  CK(cudaEventRecord(ev[calls]));
+  CK(cudaEventSynchronize(ev[calls]));
+  std::vector<float> ms(calls);
+  for (int c = 0; c < calls; ++c) CK(cudaEventElapsedTime(&ms[c], ev[c], ev[c + 1]));
+  for (auto& e : ev) CK(cudaEventDestroy(e));
+  return ms;
 }
 
 /// The banner of a round-robin prototype at 4096 x 393216 elements: the device, the rounds.

@@ -6,13 +6,6 @@
 #include "common/plain_functors.hpp"
 #include "proto_common.cuh"
 
-__global__ void fill_bytes(unsigned char* p, std::size_t n) {
-  for (std::size_t i = (blockIdx.x * std::size_t(blockDim.x) + threadIdx.x) * 16; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x * 16)
-    *reinterpret_cast<uint4*>(p + i) =
-        make_uint4(0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u);
-}
-
 struct Shape {
   const char* name;
   unsigned block, passes;
@@ -32,33 +25,15 @@ int main() {
                           {"128x4", 128, 4},        {"128x2", 128, 2},  {"512x1", 512, 1},
                           {"512x2", 512, 2},        {"1024x1", 1024, 1}};
   const int calls = 12;
-  const auto med = [](std::vector<float> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
-  std::vector<cudaEvent_t> ev(calls + 1);
-  for (auto& e : ev) CK(cudaEventCreate(&e));
+  // the median of calls 3-12 of 12 after two calls of `pre`
   const auto steady = [&](auto pre, auto timed) {
-    pre();
-    pre();
-    for (int c = 0; c < calls; ++c) {
-      CK(cudaEventRecord(ev[c]));
-      timed();
-    }
-    CK(cudaEventRecord(ev[calls]));
-    CK(cudaEventSynchronize(ev[calls]));
-    std::vector<float> v;
-    for (int c = 2; c < calls; ++c) {
-      float t;
-      CK(cudaEventElapsedTime(&t, ev[c], ev[c + 1]));
-      v.push_back(t);
-    }
-    return med(v);
+    const std::vector<float> t = time_in_a_row(pre, timed, calls);
+    return med(std::vector<float>(t.begin() + 2, t.end()));
   };
   const auto memcpy_ = [&] {
     CK(cudaMemcpyAsync(dst, x, n * sizeof(T), cudaMemcpyDeviceToDevice));
   };
-  const auto fill = [&] { fill_bytes<<<1056, 256>>>(flush, flush_bytes); };
+  const auto fill = [&] { fill_ones_kernel<<<1056, 256>>>(flush, flush_bytes); };
   const auto direct = [&] { CK(cuact::forward(cuact::silu{}, x, y, n)); };
   std::vector<float> copy, r[8][2];
   for (int round = 0; round < 3; ++round) {

@@ -4,13 +4,6 @@
 #include "common/plain_functors.hpp"
 #include "proto_common.cuh"
 
-__global__ void fill_bytes(unsigned char* p, std::size_t n) {  // as torch's flush.fill_(1)
-  for (std::size_t i = (blockIdx.x * std::size_t(blockDim.x) + threadIdx.x) * 16; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x * 16)
-    *reinterpret_cast<uint4*>(p + i) =
-        make_uint4(0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u);
-}
-
 int main() {
   using T = __nv_bfloat16;
   const std::size_t n = std::size_t(4096) * 393216;
@@ -37,7 +30,7 @@ int main() {
     if (p == 0) CK(cudaMemcpyAsync(dst, x, n * sizeof(T), cudaMemcpyDeviceToDevice));
     if (p == 1) CK(cuact::forward(cuact::silu{}, x, y, n));
     if (p == 2) table();
-    if (p == 3) fill_bytes<<<1056, 256>>>(flush, flush_bytes);
+    if (p == 3) fill_ones_kernel<<<1056, 256>>>(flush, flush_bytes);
   };
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
@@ -57,10 +50,6 @@ int main() {
         CK(cudaEventElapsedTime(&ms, e0, e1));
         r.ms[order].push_back(ms);
       }
-  const auto med = [](std::vector<float> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
   std::printf(
       "bf16 plain silu (tabulated), n = 4096 x 393216, legacy stream, after two calls of `pre`; "
       "10 rounds, medians (ms): listed order | reversed\n");

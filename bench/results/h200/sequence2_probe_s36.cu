@@ -5,13 +5,6 @@
 #include "common/plain_functors.hpp"
 #include "proto_common.cuh"
 
-__global__ void fill_bytes(unsigned char* p, std::size_t n) {
-  for (std::size_t i = (blockIdx.x * std::size_t(blockDim.x) + threadIdx.x) * 16; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x * 16)
-    *reinterpret_cast<uint4*>(p + i) =
-        make_uint4(0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u);
-}
-
 int main() {
   using T = __nv_bfloat16;
   const std::size_t full = std::size_t(4096) * 393216;
@@ -33,35 +26,18 @@ int main() {
       if (p == 1) CK(cuact::forward(cuact::silu{}, x2, y2, n));
       if (p == 2) CK(cudaMemcpyAsync(y, x, n * sizeof(T), cudaMemcpyDeviceToDevice));
       if (p == 3) CK(cudaMemcpyAsync(dst, x, n * sizeof(T), cudaMemcpyDeviceToDevice));
-      if (p == 4) fill_bytes<<<1056, 256>>>(flush, flush_bytes);
+      if (p == 4) fill_ones_kernel<<<1056, 256>>>(flush, flush_bytes);
       if (p == 5) CK(cuact::forward(cuact::relu{}, x, y, n));
       if (p == 6) CK(cuact::forward(cuact_test::plain::softplus{}, x, y, n));
       if (p == 7) CK(cuact::forward(cuact_test::plain::silu{}, x2, y2, n));
       if (p == 8) CK(cuact::forward(cuact_test::plain::silu{}, x, y, n));
     };
     std::vector<float> ms[n_pre][calls];
-    std::vector<cudaEvent_t> ev(calls + 1);
-    for (auto& e : ev) CK(cudaEventCreate(&e));
     for (int round = 0; round < 4; ++round)
       for (int p = 0; p < n_pre; ++p) {
-        run(p);
-        run(p);
-        for (int c = 0; c < calls; ++c) {
-          CK(cudaEventRecord(ev[c]));
-          run(8);
-        }
-        CK(cudaEventRecord(ev[calls]));
-        CK(cudaEventSynchronize(ev[calls]));
-        for (int c = 0; c < calls; ++c) {
-          float t;
-          CK(cudaEventElapsedTime(&t, ev[c], ev[c + 1]));
-          ms[p][c].push_back(t);
-        }
+        const std::vector<float> t = time_in_a_row([&] { run(p); }, [&] { run(8); }, calls);
+        for (int c = 0; c < calls; ++c) ms[p][c].push_back(t[c]);
       }
-    const auto med = [](std::vector<float> v) {
-      std::sort(v.begin(), v.end());
-      return v[v.size() / 2];
-    };
     std::printf(
         "n = %zu (bf16), table silu x->y, 12 calls after two of `pre`, medians of 4 rounds (us): first, "
         "second, calls 3-12 (min-max of their medians)\n",

@@ -4,12 +4,6 @@
 #include "common/plain_functors.hpp"
 #include "proto_common.cuh"
 
-__global__ void fill_bytes(unsigned char* p, std::size_t n) {
-  for (std::size_t i = (blockIdx.x * std::size_t(blockDim.x) + threadIdx.x) * 16; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x * 16)
-    *reinterpret_cast<uint4*>(p + i) =
-        make_uint4(0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u);
-}
 __global__ void spin(long long cycles) {
   const long long c0 = clock64();
   while (clock64() - c0 < cycles) {
@@ -35,31 +29,14 @@ int main() {
     if (p == 0) CK(cudaMemcpyAsync(dst, x, n * sizeof(T), cudaMemcpyDeviceToDevice));
     if (p == 1) CK(cuact::forward(cuact::silu{}, x, y, n));
     if (p == 2) CK(cuact::forward(cuact_test::plain::silu{}, x, y, n));
-    if (p == 3) fill_bytes<<<1056, 256>>>(flush, flush_bytes);
+    if (p == 3) fill_ones_kernel<<<1056, 256>>>(flush, flush_bytes);
     if (p == 4) spin<<<1, 32>>>(1000000);
   };
-  std::vector<cudaEvent_t> ev(calls + 1);
-  for (auto& e : ev) CK(cudaEventCreate(&e));
   for (int round = 0; round < 6; ++round)
     for (int p = 0; p < 5; ++p) {
-      run(p);
-      run(p);
-      for (int c = 0; c < calls; ++c) {
-        CK(cudaEventRecord(ev[c]));
-        run(2);
-      }
-      CK(cudaEventRecord(ev[calls]));
-      CK(cudaEventSynchronize(ev[calls]));
-      for (int c = 0; c < calls; ++c) {
-        float t;
-        CK(cudaEventElapsedTime(&t, ev[c], ev[c + 1]));
-        ms[p][c].push_back(t);
-      }
+      const std::vector<float> t = time_in_a_row([&] { run(p); }, [&] { run(2); }, calls);
+      for (int c = 0; c < calls; ++c) ms[p][c].push_back(t[c]);
     }
-  const auto med = [](std::vector<float> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
   std::printf(
       "bf16 plain silu (tabulated), n = 4096 x 393216, legacy stream: 12 calls in a row after two calls of "
       "`pre`, each timed; medians of 6 rounds (ms)\n");

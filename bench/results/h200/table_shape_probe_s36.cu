@@ -72,10 +72,6 @@ int main() {
         CK(cudaEventElapsedTime(&ms, e0, e1));
         r.ms[order].push_back(ms);
       }
-  const auto med = [](std::vector<float> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
   const double copy = (med(rows[0].ms[0]) + med(rows[0].ms[1])) / 2;
   std::printf(
       "bf16, n = 4096 x 393216, 10 rounds, legacy stream; medians (ms, x memcpy): listed order | reversed\n");
