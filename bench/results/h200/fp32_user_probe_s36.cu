@@ -1,0 +1,58 @@
+// Session 36 probe: fp32 plain user functors without a hint (the model's estimate) against is_heavy, after a fill
+// kernel (PyTorch's timer) and after a direct forward onto the same output; steady calls 3-12 of 12.
+// Built against include/ of c910e80 (the library of 0761f89) with
+//   nvcc -O3 -std=c++17 -arch=sm_90 -I include -I bench/results -I tests -I bench bench/results/h200/fp32_user_probe_s36.cu
+// results in fp32_user_probe_s36.txt.
+#include "common/plain_functors.hpp"
+#include "proto_common.cuh"
+
+template <class F>
+struct hinted : F {
+  static constexpr bool is_heavy = true;
+};
+
+int main() {
+  using T = float;
+  const std::size_t n = std::size_t(4096) * 393216;
+  T *x, *y, *dst;
+  unsigned char* flush;
+  const std::size_t flush_bytes = 128 << 20;
+  for (T** p : {&x, &y, &dst}) CK(cudaMalloc(p, n * sizeof(T)));
+  CK(cudaMalloc(&flush, flush_bytes));
+  fill_normal<<<4096, 256>>>(x, n, 36);
+  CK(cudaDeviceSynchronize());
+  const auto fill = [&] { fill_ones_kernel<<<1056, 256>>>(flush, flush_bytes); };
+  const auto memcpy_ = [&] {
+    CK(cudaMemcpyAsync(dst, x, n * sizeof(T), cudaMemcpyDeviceToDevice));
+  };
+  const auto direct = [&] { CK(cuact::forward(cuact::relu{}, x, y, n)); };
+  const auto steady = [&](auto pre, auto timed) {
+    const std::vector<float> t = time_in_a_row(pre, timed, 12);
+    return med(std::vector<float>(t.begin() + 2, t.end()));
+  };
+  using namespace cuact_test::plain;
+  std::vector<float> copy, r[8][2];
+  for (int round = 0; round < 3; ++round) {
+    copy.push_back(steady(memcpy_, memcpy_));
+    int k = 0;
+    const auto both = [&](auto f) {
+      const auto call = [&] { CK(cuact::forward(f, x, y, n)); };
+      r[k][0].push_back(steady(fill, call));
+      r[k][1].push_back(steady(direct, call));
+      ++k;
+    };
+    both(sigmoid{}), both(hinted<sigmoid>{}), both(silu{}), both(hinted<silu>{});
+    both(elu{}), both(hinted<elu>{}), both(softplus{}), both(hinted<softplus>{});
+  }
+  const char* names[] = {"sigmoid", "sigmoid heavy", "silu",     "silu heavy",
+                         "elu",     "elu heavy",     "softplus", "softplus heavy"};
+  const float c = med(copy);
+  std::printf(
+      "fp32 plain user functors, n = 4096 x 393216, legacy stream; memcpy %.1f us; medians of 3 rounds "
+      "(us, x memcpy): after a fill kernel | after a direct forward onto y\n",
+      1000 * c);
+  for (int k = 0; k < 8; ++k)
+    std::printf("  %-15s %8.1f %.3f | %8.1f %.3f\n", names[k], 1000 * med(r[k][0]),
+                c / med(r[k][0]), 1000 * med(r[k][1]), c / med(r[k][1]));
+  return 0;
+}
