@@ -153,8 +153,8 @@ CUACT_KERNEL void fill_bf16_table_kernel(const bf16_table_fill<Op> fill) {
 /// thread's first loads, so they are in flight while the table comes (the prototype's order;
 /// copied first, the kernel ran at 0.90-0.95 x memcpy on the H100, bench/results/h100/
 /// table_ab.txt), read with `ld.global.nc`. Streaming accesses (`ld/st.global.cs`, evict first,
-/// sessions 9-35) made its speed depend on the kernels before it: lines they left in L2 at normal
-/// priority outlived every later lookup, which ran in the L2 left over. H200, plain silu at 4096
+/// sessions 9-35) made its speed depend on the kernels before it (likely: lines those left in L2
+/// at normal priority outlived every evict-first line of later lookups). H200, plain silu at 4096
 /// x 393216: with them 0.938-0.978 x memcpy (0.94 after a fill kernel such as PyTorch's L2
 /// flush, 0.978 after a direct forward onto the same output), without them 0.973-0.978 after
 /// anything (bench/results/h200/table_state_s36.txt; the H100 was not re-measured).
