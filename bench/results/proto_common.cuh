@@ -188,6 +188,14 @@ std::vector<float> time_in_a_row(Pre pre, Timed timed, int calls) {
   return ms;
 }
 
+/// The median of calls 3-12 of twelve calls of `timed` in a row after two of `pre`
+/// (time_in_a_row): a kernel's steady time after some other work.
+template <class Pre, class Timed>
+float steady_ms(Pre pre, Timed timed) {
+  const std::vector<float> t = time_in_a_row(pre, timed, 12);
+  return med(std::vector<float>(t.begin() + 2, t.end()));
+}
+
 /// The banner of a round-robin prototype at 4096 x 393216 elements: the device, the rounds.
 inline void print_round_robin_banner(int reps) {
   cudaDeviceProp prop;

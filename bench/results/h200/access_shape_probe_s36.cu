@@ -24,12 +24,6 @@ int main() {
   const Shape shapes[] = {{"256x4 (HEAD)", 256, 4}, {"256x2", 256, 2},  {"256x1", 256, 1},
                           {"128x4", 128, 4},        {"128x2", 128, 2},  {"512x1", 512, 1},
                           {"512x2", 512, 2},        {"1024x1", 1024, 1}};
-  const int calls = 12;
-  // the median of calls 3-12 of 12 after two calls of `pre`
-  const auto steady = [&](auto pre, auto timed) {
-    const std::vector<float> t = time_in_a_row(pre, timed, calls);
-    return med(std::vector<float>(t.begin() + 2, t.end()));
-  };
   const auto memcpy_ = [&] {
     CK(cudaMemcpyAsync(dst, x, n * sizeof(T), cudaMemcpyDeviceToDevice));
   };
@@ -37,13 +31,13 @@ int main() {
   const auto direct = [&] { CK(cuact::forward(cuact::silu{}, x, y, n)); };
   std::vector<float> copy, r[8][2];
   for (int round = 0; round < 3; ++round) {
-    copy.push_back(steady(memcpy_, memcpy_));
+    copy.push_back(steady_ms(memcpy_, memcpy_));
     for (int s = 0; s < 8; ++s) {
       cd::proto_tab_block = shapes[s].block;
       cd::proto_tab_passes = shapes[s].passes;
       const auto table = [&] { CK(cuact::forward(cuact_test::plain::silu{}, x, y, n)); };
-      r[s][0].push_back(steady(fill, table));
-      r[s][1].push_back(steady(direct, table));
+      r[s][0].push_back(steady_ms(fill, table));
+      r[s][1].push_back(steady_ms(direct, table));
     }
   }
   const float c = med(copy);

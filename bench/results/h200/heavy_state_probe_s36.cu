@@ -22,21 +22,17 @@ int main() {
     CK(cudaMemcpyAsync(dst, x, n * sizeof(T), cudaMemcpyDeviceToDevice));
   };
   const auto direct = [&] { CK(cuact::forward(cuact::relu{}, x, y, n)); };
-  const auto steady = [&](auto pre, auto timed) {
-    const std::vector<float> t = time_in_a_row(pre, timed, 12);
-    return med(std::vector<float>(t.begin() + 2, t.end()));
-  };
   const char* names[] = {"user elu", "elu",       "user softplus", "softplus",
                          "gelu",     "gelu_tanh", "logsigmoid",    "celu"};
   std::vector<float> copy, r[8][3];
   for (int round = 0; round < 3; ++round) {
-    copy.push_back(steady(memcpy_, memcpy_));
+    copy.push_back(steady_ms(memcpy_, memcpy_));
     int k = 0;
     const auto all = [&](auto f) {
       const auto call = [&] { CK(cuact::forward(f, x, y, n)); };
-      r[k][0].push_back(steady(fill, call));
-      r[k][1].push_back(steady(direct, call));
-      r[k][2].push_back(steady(memcpy_, call));
+      r[k][0].push_back(steady_ms(fill, call));
+      r[k][1].push_back(steady_ms(direct, call));
+      r[k][2].push_back(steady_ms(memcpy_, call));
       ++k;
     };
     all(cuact_test::plain::elu{}), all(cuact::elu{}), all(cuact_test::plain::softplus{}),
