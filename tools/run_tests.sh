@@ -6,7 +6,8 @@
 # = tools/deps.sh build tests (installs or names what is missing), then
 #   cmake --workflow --preset tests   (build/tests; CMakePresets.json)
 # CPU tests (the kernels' per-thread body over simulated grids), GPU tests (label gpu; reported
-# Skipped without a usable CUDA device) and compile-fail tests. Exits non-zero if any test fails.
+# Skipped without a usable CUDA device), compile-fail tests and the KernelBench ModelNew files'
+# sources compiled (tests/kernelbench/). Exits non-zero if any test fails.
 # Environment: CUDAARCHS (default "80;90"), CMAKE_BUILD_PARALLEL_LEVEL and CTEST_PARALLEL_LEVEL
 # (default: all cores), CUACT_WERROR=ON (warnings are errors; CI sets it).
 set -euo pipefail
