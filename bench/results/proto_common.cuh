@@ -213,6 +213,67 @@ inline void print_ratios(const char* name, const std::vector<V>& vs) {
   std::printf("\n");
 }
 
+/// One line per contestant: its median time, its GB/s for bytes_of(i) bytes moved and that over
+/// vs[0]'s (memcpy's, bytes_of(0)) median GB/s, with the range over the rounds in parentheses.
+template <class Bytes>
+void print_gbs_against_copy(const std::vector<V>& vs, Bytes bytes_of) {
+  const double copy_gbs = double(bytes_of(std::size_t(0))) / med(vs[0].ms) / 1e6;
+  for (std::size_t i = 0; i < vs.size(); ++i) {
+    const double b = double(bytes_of(i));
+    const auto [lo, hi] = std::minmax_element(vs[i].ms.begin(), vs[i].ms.end());
+    const double gbs = b / med(vs[i].ms) / 1e6;
+    std::printf("%-9s %.4f ms  %7.1f GB/s  x memcpy %.3f  (%.3f..%.3f)\n", vs[i].name.c_str(),
+                med(vs[i].ms), gbs, gbs / copy_gbs, b / *hi / 1e6 / copy_gbs,
+                b / *lo / 1e6 / copy_gbs);
+  }
+}
+
+/// The arrays of a relu_forward_mask prototype over fp32 4096 x 393216 elements (a multiple of
+/// 1024: whole tiles and blocks only): x (standard normal from `seed`), y, the mask, and
+/// memcpy's buffers for the same total bytes (`moved`: read x, write y and the mask).
+struct mask_probe {
+  std::size_t n = std::size_t(4096) * 393216, bytes = n / 8, moved = n * 8 + bytes;
+  float *x = nullptr, *y = nullptr, *copy_src = nullptr, *copy_dst = nullptr;
+  std::uint32_t* mask = nullptr;
+
+  explicit mask_probe(unsigned seed) {
+    CK(cudaMalloc(&x, n * 4));
+    CK(cudaMalloc(&y, n * 4 + 64));
+    CK(cudaMalloc(&mask, bytes));
+    CK(cudaMalloc(&copy_src, moved / 2 + 64));
+    CK(cudaMalloc(&copy_dst, moved / 2 + 64));
+    fill_normal<<<4096, 256>>>(x, n, seed);
+    fill_normal<<<4096, 256>>>(copy_src, moved / 8, seed + 1);
+    CK(cudaDeviceSynchronize());
+  }
+  /// The first two contestants: "memcpy" (of `moved` bytes) and "library"
+  /// (cuact::relu_forward_mask), the reference of run()'s checks.
+  std::vector<V> first_contestants() const {
+    const mask_probe p = *this;
+    return {
+        {"memcpy",
+         [=] { cudaMemcpyAsync(p.copy_dst, p.copy_src, p.moved / 2, cudaMemcpyDeviceToDevice); },
+         {}},
+        {"library", [=] { CK(cuact::relu_forward_mask(p.x, p.y, p.mask, p.n)); }, {}}};
+  }
+  /// Checks every contestant after "library" against it (the mask for those before
+  /// `without_mask`, y's last 64 MiB for all), times them all in `reps` round-robin rounds and
+  /// prints each against memcpy, the mask's bytes counted where a contestant writes it.
+  void run(std::vector<V>& vs, std::size_t without_mask, int reps = 15) const {
+    std::vector<V> mask_check(vs.begin() + 1, vs.begin() + without_mask);
+    check_contestants(mask_check, 0, 1, mask, bytes, bytes, "mask");
+    std::vector<V> y_check(vs.begin() + 1, vs.end());
+    check_contestants(y_check, 0, 1, y, n * 4, 1 << 26, "y (last 64 MiB)");
+    time_round_robin(vs, reps);
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    std::printf("%s, fp32 n = 4096 x 393216, %d round-robin rounds, medians (min..max)\n",
+                prop.name, reps);
+    const std::size_t unmasked = n * 8, all = moved;
+    print_gbs_against_copy(vs, [=](std::size_t i) { return i >= without_mask ? unmasked : all; });
+  }
+};
+
 /// Runs `reference` and `candidate` through cuact::forward over every 16-bit pattern of T and
 /// prints how many of their outputs differ bitwise, labelled `label`.
 template <class T, class Reference, class Candidate>

@@ -55,24 +55,12 @@ __global__ void __launch_bounds__(B)
 }
 
 int main() {
-  const std::size_t n = std::size_t(4096) * 393216;  // a multiple of 1024: whole blocks only
-  const std::size_t bytes = n / 8, vectors = n / 4;
-  float *x, *y, *copy_src, *copy_dst;
-  std::uint32_t* mask;
-  const std::size_t moved = n * 8 + bytes;  // read x, write y and the mask
-  CK(cudaMalloc(&x, n * 4));
-  CK(cudaMalloc(&y, n * 4 + 64));
-  CK(cudaMalloc(&mask, bytes));
-  CK(cudaMalloc(&copy_src, moved / 2 + 64));
-  CK(cudaMalloc(&copy_dst, moved / 2 + 64));
-  fill_normal<<<4096, 256>>>(x, n, 37);
-  fill_normal<<<4096, 256>>>(copy_src, moved / 8, 38);
-  CK(cudaDeviceSynchronize());
-  std::vector<V> vs;
-  vs.push_back({"memcpy",
-                [=] { cudaMemcpyAsync(copy_dst, copy_src, moved / 2, cudaMemcpyDeviceToDevice); },
-                {}});
-  vs.push_back({"library", [=] { CK(cuact::relu_forward_mask(x, y, mask, n)); }, {}});
+  const mask_probe p(37);
+  const std::size_t vectors = p.n / 4;
+  float* const x = p.x;
+  float* const y = p.y;
+  std::uint32_t* const mask = p.mask;
+  std::vector<V> vs = p.first_contestants();
   const auto blocks = [=](int b) { return static_cast<unsigned>(vectors / b); };
   vs.push_back({"bytes128",
                 [=] { smem_kernel<128, store::bytes><<<blocks(128), 128>>>(x, y, mask, vectors); },
@@ -90,27 +78,8 @@ int main() {
                 [=] { smem_kernel<512, store::words><<<blocks(512), 512>>>(x, y, mask, vectors); },
                 {}});
   const std::size_t relu_index = vs.size();
+  const std::size_t n = p.n;
   vs.push_back({"relu", [=] { CK(cuact::forward(cuact::relu{}, x, y, n)); }, {}});
-
-  std::vector<V> mask_check(vs.begin() + 1, vs.begin() + relu_index);
-  check_contestants(mask_check, 0, 1, mask, bytes, bytes, "mask");
-  std::vector<V> y_check(vs.begin() + 1, vs.end());
-  check_contestants(y_check, 0, 1, y, n * 4, 1 << 26, "y (last 64 MiB)");
-
-  const int reps = 15;
-  time_round_robin(vs, reps);
-  cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("%s, fp32 n = 4096 x 393216, %d round-robin rounds, medians (min..max)\n", prop.name,
-              reps);
-  const double copy_gbs = double(moved) / med(vs[0].ms) / 1e6;
-  for (std::size_t i = 0; i < vs.size(); ++i) {
-    const double b = i >= relu_index ? double(n) * 8 : double(moved);
-    const auto [lo, hi] = std::minmax_element(vs[i].ms.begin(), vs[i].ms.end());
-    const double gbs = b / med(vs[i].ms) / 1e6;
-    std::printf("%-9s %.4f ms  %7.1f GB/s  x memcpy %.3f  (%.3f..%.3f)\n", vs[i].name.c_str(),
-                med(vs[i].ms), gbs, gbs / copy_gbs, b / *hi / 1e6 / copy_gbs,
-                b / *lo / 1e6 / copy_gbs);
-  }
+  p.run(vs, relu_index);
   return 0;
 }
