@@ -49,8 +49,8 @@ if [[ $steps == *" cpp "* ]]; then
   cmake --build build -j "$(nproc)" -- -k 0 > "$logs/build.log" 2>&1 ||
     { status=1; grep -E "error|FAILED" "$logs/build.log" | head -40; }
   stamp "built"
-  # the bench keeps 200 s; a DEADLINE that leaves ctest less than a minute says so (timeout would
-  # refuse a limit of 0 or below and run nothing)
+  # the bench keeps 200 s; a DEADLINE that leaves ctest less than a minute says so (timeout
+  # refuses a negative limit and runs nothing, and takes 0 as no limit at all)
   ctest_limit=$(($(left) - 200))
   if ((ctest_limit < 60)); then
     echo "ctest not run: $ctest_limit s left for it before DEADLINE (raise DEADLINE)" | tee "$logs/ctest.log"
