@@ -228,6 +228,33 @@ void print_gbs_against_copy(const std::vector<V>& vs, Bytes bytes_of) {
   }
 }
 
+/// The arrays of session 36's state probes (bench/results/h200/*_s36.cu): n = 4096 x 393216
+/// elements of T in x (standard normal, seed 36), y and dst, with `second_pair` also x2 (seed 37)
+/// and y2 (allocated between y and dst), and the 128 MiB buffer flush_l2() fills as PyTorch's L2
+/// flush does.
+template <class T>
+struct state_probe_arrays {
+  static constexpr std::size_t n = std::size_t(4096) * 393216, flush_bytes = 128 << 20;
+  T *x = nullptr, *y = nullptr, *x2 = nullptr, *y2 = nullptr, *dst = nullptr;
+  unsigned char* flush = nullptr;
+
+  explicit state_probe_arrays(bool second_pair = false) {
+    for (T** p : {&x, &y}) CK(cudaMalloc(p, n * sizeof(T)));
+    if (second_pair) {
+      for (T** p : {&x2, &y2}) CK(cudaMalloc(p, n * sizeof(T)));
+    }
+    CK(cudaMalloc(&dst, n * sizeof(T)));
+    CK(cudaMalloc(&flush, flush_bytes));
+    fill_normal<<<4096, 256>>>(x, n, 36);
+    if (second_pair) fill_normal<<<4096, 256>>>(x2, n, 37);
+    CK(cudaDeviceSynchronize());
+  }
+  /// The fill kernel over the flush buffer (PyTorch's L2 flush before a timed call).
+  void flush_l2() const { fill_ones_kernel<<<1056, 256>>>(flush, flush_bytes); }
+  /// x copied to dst.
+  void copy() const { CK(cudaMemcpyAsync(dst, x, n * sizeof(T), cudaMemcpyDeviceToDevice)); }
+};
+
 /// The arrays of a relu_forward_mask prototype over fp32 4096 x 393216 elements (a multiple of
 /// 1024: whole tiles and blocks only): x (standard normal from `seed`), y, the mask, and
 /// memcpy's buffers for the same total bytes (`moved`: read x, write y and the mask).

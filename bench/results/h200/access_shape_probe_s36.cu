@@ -13,21 +13,14 @@ struct Shape {
 
 int main() {
   using T = __nv_bfloat16;
-  const std::size_t n = std::size_t(4096) * 393216;
-  T *x, *y, *dst;
-  unsigned char* flush;
-  const std::size_t flush_bytes = 128 << 20;
-  for (T** p : {&x, &y, &dst}) CK(cudaMalloc(p, n * sizeof(T)));
-  CK(cudaMalloc(&flush, flush_bytes));
-  fill_normal<<<4096, 256>>>(x, n, 36);
-  CK(cudaDeviceSynchronize());
+  const state_probe_arrays<T> arrays;
+  const std::size_t n = arrays.n;
+  T *const x = arrays.x, *const y = arrays.y;
   const Shape shapes[] = {{"256x4 (HEAD)", 256, 4}, {"256x2", 256, 2},  {"256x1", 256, 1},
                           {"128x4", 128, 4},        {"128x2", 128, 2},  {"512x1", 512, 1},
                           {"512x2", 512, 2},        {"1024x1", 1024, 1}};
-  const auto memcpy_ = [&] {
-    CK(cudaMemcpyAsync(dst, x, n * sizeof(T), cudaMemcpyDeviceToDevice));
-  };
-  const auto fill = [&] { fill_ones_kernel<<<1056, 256>>>(flush, flush_bytes); };
+  const auto memcpy_ = [&] { arrays.copy(); };
+  const auto fill = [&] { arrays.flush_l2(); };
   const auto direct = [&] { CK(cuact::forward(cuact::silu{}, x, y, n)); };
   std::vector<float> copy, r[8][2];
   for (int round = 0; round < 3; ++round) {

@@ -9,18 +9,11 @@
 
 int main() {
   using T = float;
-  const std::size_t n = std::size_t(4096) * 393216;
-  T *x, *y, *dst;
-  unsigned char* flush;
-  const std::size_t flush_bytes = 128 << 20;
-  for (T** p : {&x, &y, &dst}) CK(cudaMalloc(p, n * sizeof(T)));
-  CK(cudaMalloc(&flush, flush_bytes));
-  fill_normal<<<4096, 256>>>(x, n, 36);
-  CK(cudaDeviceSynchronize());
-  const auto fill = [&] { fill_ones_kernel<<<1056, 256>>>(flush, flush_bytes); };
-  const auto memcpy_ = [&] {
-    CK(cudaMemcpyAsync(dst, x, n * sizeof(T), cudaMemcpyDeviceToDevice));
-  };
+  const state_probe_arrays<T> arrays;
+  const std::size_t n = arrays.n;
+  T *const x = arrays.x, *const y = arrays.y;
+  const auto fill = [&] { arrays.flush_l2(); };
+  const auto memcpy_ = [&] { arrays.copy(); };
   const auto direct = [&] { CK(cuact::forward(cuact::relu{}, x, y, n)); };
   const char* names[] = {"user elu", "elu",       "user softplus", "softplus",
                          "gelu",     "gelu_tanh", "logsigmoid",    "celu"};

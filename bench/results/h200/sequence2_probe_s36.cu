@@ -7,15 +7,10 @@
 
 int main() {
   using T = __nv_bfloat16;
-  const std::size_t full = std::size_t(4096) * 393216;
-  T *x, *y, *x2, *y2, *dst;
-  unsigned char* flush;
-  const std::size_t flush_bytes = 128 << 20;
-  for (T** p : {&x, &y, &x2, &y2, &dst}) CK(cudaMalloc(p, full * sizeof(T)));
-  CK(cudaMalloc(&flush, flush_bytes));
-  fill_normal<<<4096, 256>>>(x, full, 36);
-  fill_normal<<<4096, 256>>>(x2, full, 37);
-  CK(cudaDeviceSynchronize());
+  const state_probe_arrays<T> arrays(/*second_pair=*/true);
+  const std::size_t full = arrays.n;
+  T *const x = arrays.x, *const y = arrays.y, *const x2 = arrays.x2, *const y2 = arrays.y2,
+           *const dst = arrays.dst;
   const char* names[] = {"builtin silu x->y",   "builtin silu x2->y2", "memcpy x->y",
                          "memcpy x->dst",       "flush fill",          "builtin relu x->y",
                          "table softplus x->y", "table silu x2->y2"};
@@ -26,7 +21,7 @@ int main() {
       if (p == 1) CK(cuact::forward(cuact::silu{}, x2, y2, n));
       if (p == 2) CK(cudaMemcpyAsync(y, x, n * sizeof(T), cudaMemcpyDeviceToDevice));
       if (p == 3) CK(cudaMemcpyAsync(dst, x, n * sizeof(T), cudaMemcpyDeviceToDevice));
-      if (p == 4) fill_ones_kernel<<<1056, 256>>>(flush, flush_bytes);
+      if (p == 4) arrays.flush_l2();
       if (p == 5) CK(cuact::forward(cuact::relu{}, x, y, n));
       if (p == 6) CK(cuact::forward(cuact_test::plain::softplus{}, x, y, n));
       if (p == 7) CK(cuact::forward(cuact_test::plain::silu{}, x2, y2, n));

@@ -12,16 +12,9 @@ __global__ void spin(long long cycles) {
 
 int main() {
   using T = __nv_bfloat16;
-  const std::size_t n = std::size_t(4096) * 393216;
-  T *x, *y, *dst;
-  unsigned char* flush;
-  const std::size_t flush_bytes = 128 << 20;
-  CK(cudaMalloc(&x, n * sizeof(T)));
-  CK(cudaMalloc(&y, n * sizeof(T)));
-  CK(cudaMalloc(&dst, n * sizeof(T)));
-  CK(cudaMalloc(&flush, flush_bytes));
-  fill_normal<<<4096, 256>>>(x, n, 36);
-  CK(cudaDeviceSynchronize());
+  const state_probe_arrays<T> arrays;
+  const std::size_t n = arrays.n;
+  T *const x = arrays.x, *const y = arrays.y, *const dst = arrays.dst;
   const char* names[] = {"memcpy", "builtin silu", "table", "flush fill", "spin 1 ms"};
   const int calls = 12;
   std::vector<float> ms[5][calls];
@@ -29,7 +22,7 @@ int main() {
     if (p == 0) CK(cudaMemcpyAsync(dst, x, n * sizeof(T), cudaMemcpyDeviceToDevice));
     if (p == 1) CK(cuact::forward(cuact::silu{}, x, y, n));
     if (p == 2) CK(cuact::forward(cuact_test::plain::silu{}, x, y, n));
-    if (p == 3) fill_ones_kernel<<<1056, 256>>>(flush, flush_bytes);
+    if (p == 3) arrays.flush_l2();
     if (p == 4) spin<<<1, 32>>>(1000000);
   };
   for (int round = 0; round < 6; ++round)
