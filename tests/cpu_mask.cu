@@ -125,7 +125,7 @@ TEMPLATE_TEST_CASE("relu mask forward and backward under simulated grids", "[cpu
   tally total;
   std::uint64_t seed = 900;
   for (std::size_t n :
-       {0, 1, 2, 7, 8, 9, 31, 32, 33, 63, 64, 65, 95, 255, 256, 257, 520, 1000, 4099}) {
+       {0, 1, 2, 7, 8, 9, 31, 32, 33, 63, 64, 65, 95, 255, 256, 257, 520, 1000, 1024, 4099}) {
     for (std::size_t offset : {0, 1, 3, 8}) {
       for (bool in_place : {false, true}) {
         ++seed;
@@ -139,10 +139,17 @@ TEMPLATE_TEST_CASE("relu mask forward and backward under simulated grids", "[cpu
         const auto params = cuact::detail::make_sign_mask_params(
             cuact::forward_op<cuact::relu, T>{}, in, out, mask, n);
         CHECK(params.vectorized == (offset * sizeof(T) % 16 == 0));
-        // a thread per mask byte: the launcher's one-pass grid, one warp, an odd grid
+        // the launcher's one-pass grid (a thread per vector where staged, else per mask byte),
+        // one block and three blocks of 128 threads looping over the staged steps, one warp, an
+        // odd grid
         const std::size_t bytes = cuact::detail::mask_bytes(n);
-        for (const grid_shape grid : {grid_shape{(bytes + 127) / 128 + (bytes == 0), 128},
-                                      grid_shape{1, 32}, grid_shape{2, 7}}) {
+        const std::size_t items = cuact::detail::mask_is_staged<T>
+                                      ? (n + cuact::detail::mask_layout<T>::lanes - 1) /
+                                            cuact::detail::mask_layout<T>::lanes
+                                      : bytes;
+        for (const grid_shape grid :
+             {grid_shape{(items + 127) / 128 + (items == 0), 128}, grid_shape{1, 128},
+              grid_shape{3, 128}, grid_shape{1, 32}, grid_shape{2, 7}}) {
           CAPTURE(grid.blocks, grid.threads);
           for (std::size_t i = 0; i < n; ++i) in[i] = hash_value<T>(seed, i);
           const T poison = poison_for(T(1.0f));
@@ -152,9 +159,7 @@ TEMPLATE_TEST_CASE("relu mask forward and backward under simulated grids", "[cpu
           const std::size_t in_region = log.add_region(in, n * sizeof(T));
           const std::size_t out_region = in_place ? in_region : log.add_region(out, n * sizeof(T));
           const std::size_t mask_region = log.add_region(mask, words * sizeof(std::uint32_t));
-          simulate_grid(log, grid, [&](std::size_t t, std::size_t num_threads) {
-            cuact::detail::sign_mask_forward_thread(params, t, num_threads, recording_access{&log});
-          });
+          simulate_sign_mask_kernel(log, grid, params);
           INFO((log.errors().empty() ? std::string() : log.errors().front()));
           REQUIRE(log.errors().empty());
           REQUIRE(log.each_byte(in_region, 1, in_place ? 1 : 0));

@@ -114,6 +114,40 @@ std::string simulate_bulk_tiles(access_log& log, const Params& p, grid_shape gri
   return problems;
 }
 
+/// Runs sign_mask_forward_kernel's threads on the host, in its order: on a grid of
+/// staged_mask_threads-thread blocks (fp32, fp64) each block's staged steps, every thread's
+/// staged_mask_vector and then (the barrier) every thread's staged_mask_byte, the shared nibbles
+/// poisoned before each step; then sign_mask_forward_thread over the grid from the first byte
+/// past those steps.
+template <class T, class Activation>
+void simulate_sign_mask_kernel(access_log& log, grid_shape grid,
+                               const cuact::detail::sign_mask_params<T, Activation>& params) {
+  namespace cd = cuact::detail;
+  std::size_t first_byte = 0;
+  if constexpr (cd::mask_is_staged<T>) {
+    const std::size_t steps =
+        grid.threads == cd::staged_mask_threads ? cd::staged_mask_steps(params) : 0;
+    std::uint8_t nibbles[cd::staged_mask_threads];
+    for (std::size_t block = 0; block < grid.blocks; ++block) {
+      for (std::size_t step = block; step < steps; step += grid.blocks) {
+        std::memset(nibbles, 0xA5, sizeof nibbles);
+        for (unsigned t = 0; t < cd::staged_mask_threads; ++t) {
+          log.set_thread(static_cast<std::int64_t>(block * grid.threads + t));
+          cd::staged_mask_vector(params, step, t, nibbles, recording_access{&log});
+        }
+        for (unsigned t = 0; t < cd::staged_mask_threads; ++t) {
+          log.set_thread(static_cast<std::int64_t>(block * grid.threads + t));
+          cd::staged_mask_byte(params, step, t, nibbles, recording_access{&log});
+        }
+      }
+    }
+    first_byte = steps * cd::staged_mask_bytes_per_step<T>;
+  }
+  simulate_grid(log, grid, [&](std::size_t t, std::size_t num_threads) {
+    cd::sign_mask_forward_thread(params, first_byte + t, num_threads, recording_access{&log});
+  });
+}
+
 template <int V, class Op, class Outputs, class Inputs>
 class elementwise_sim;
 

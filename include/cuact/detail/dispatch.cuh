@@ -483,12 +483,15 @@ cudaError_t run_rows(Op op, const output_arrays<Out...>& row0_outputs,
       op, row0_outputs, output_pitch, rows, cols, row0_inputs, input_pitch, device, stream, hint);
 }
 
-/// The launch model for the sign-mask forward over n elements (one thread per mask word: an
-/// element moves its input and output, two arrays; the mask's bits ride along).
+/// The launch model for the sign-mask forward over n elements: a thread per vector where it is
+/// staged (fp32, fp64: the model's 128-thread blocks are staged_mask_threads), else per mask byte;
+/// an element moves its input and output, two arrays, the mask's bits riding along.
 template <class T, class Activation>
 cudaError_t model_sign_mask_shape(int device, std::size_t n, launch_shape& shape) {
+  constexpr std::size_t lanes = mask_layout<T>::lanes;
+  const std::size_t items = mask_is_staged<T> ? n / lanes + (n % lanes != 0) : mask_bytes(n);
   return choose_launch_shape(sign_mask_forward_kernel<T, Activation>, device, cost_hint::light,
-                             mask_bytes(n), 0, sign_mask_params<T, Activation>::vector_load_bytes,
+                             items, 0, sign_mask_params<T, Activation>::vector_load_bytes,
                              2 * sizeof(T), 2, 1, shape);
 }
 

@@ -11,6 +11,16 @@
 /// across the warp (half of every sector per instruction), and the fp32 forward ran at 0.883 x
 /// memcpy on H200, 0.970 on H100 (bench/results/<gpu>/headline.txt, 2026-11-23); a word per
 /// thread (32 lines 128 bytes apart) had measured 0.475.
+///
+/// Where a byte holds more than one vector (fp32, fp64), the full tiles of aligned arrays run
+/// staged instead: a block of staged_mask_threads threads takes that many consecutive vectors, one
+/// per thread (relu's forward's access pattern), puts each vector's sign bits in shared memory, and
+/// after a barrier its first threads assemble and store the block's mask bytes, a warp's 32 bytes
+/// at a time (whole sectors). Both halves are per-thread bodies the host runs too, the barrier
+/// between them being the order the CPU test runs them in. Measured on an H200 (fp32, 4096 x
+/// 393216, bench/results/h200/mask_smem_s37.txt): 0.994 x memcpy against 0.986 for a byte per
+/// thread (two vectors per thread, whose loads in flight cost 0.7%); one vector per thread whose
+/// warps each stored 16 mask bytes, half a sector, had lost 3% (h200/mask_store_s35.txt).
 #pragma once
 
 #include <cstddef>
@@ -73,7 +83,10 @@ template <class T, class Activation>
 struct sign_mask_params {
   static constexpr int group = mask_layout<T>::group;
   static constexpr int width = mask_layout<T>::lanes;  ///< elements per vector access
-  static constexpr std::size_t vector_load_bytes = sizeof(T) * group;
+  /// Bytes one work item of the launch loads: a vector where the forward is staged (a thread per
+  /// vector: sign_mask_forward_kernel), else a mask byte's group of elements.
+  static constexpr std::size_t vector_load_bytes =
+      sizeof(T) * (mask_layout<T>::chunks > 1 ? mask_layout<T>::lanes : group);
   const T* in;
   T* out;
   std::uint32_t* mask;
@@ -91,7 +104,8 @@ sign_mask_params<T, Activation> make_sign_mask_params(Activation act, const T* i
 }
 
 /// The per-thread body: thread t of num_threads handles mask bytes t, t + num_threads, ...,
-/// each byte's elements as mask_layout places them.
+/// each byte's elements as mask_layout places them (the kernel passes t past the bytes its staged
+/// steps stored: sign_mask_forward_kernel).
 #pragma nv_exec_check_disable
 template <class T, class Activation, class Access = global_memory_access>
 CUACT_HOST_DEVICE void sign_mask_forward_thread(const sign_mask_params<T, Activation>& params,
@@ -142,10 +156,94 @@ CUACT_HOST_DEVICE void sign_mask_forward_thread(const sign_mask_params<T, Activa
   }
 }
 
+/// Threads per block of the staged forward (see the file's comment): one vector each, so a block
+/// step covers whole tiles (fp32 two, fp64 one). The launch model's block for a light
+/// two-array operation.
+inline constexpr unsigned staged_mask_threads = 128;
+
+/// Whether T's forward runs staged: a mask byte holds several vectors (fp32, fp64).
+template <class T>
+inline constexpr bool mask_is_staged = mask_layout<T>::chunks > 1;
+
+/// Mask bytes one staged block step stores: fp32 64, fp64 32.
+template <class T>
+inline constexpr unsigned staged_mask_bytes_per_step =
+    staged_mask_threads / mask_layout<T>::chunks;  // a byte per `chunks` vectors
+
+/// The block steps the staged forward takes: the whole steps inside the full tiles where `in`
+/// and `out` are 16-byte aligned, else 0 (every byte then takes sign_mask_forward_thread). The
+/// bytes from steps x staged_mask_bytes_per_step on are sign_mask_forward_thread's.
+template <class T, class Activation>
+CUACT_HOST_DEVICE std::size_t staged_mask_steps(const sign_mask_params<T, Activation>& params) {
+  using layout_t = mask_layout<T>;
+  constexpr std::size_t step_elements = std::size_t(staged_mask_threads) * layout_t::lanes;
+  return params.vectorized ? params.n / layout_t::tile * layout_t::tile / step_elements : 0;
+}
+
+/// The staged forward's first half for thread `t` (0 .. staged_mask_threads - 1) of block step
+/// `step`: its vector's activations stored, its sign bits (bit j: lane j) in nibbles[t].
+#pragma nv_exec_check_disable
+template <class T, class Activation, class Access = global_memory_access>
+CUACT_HOST_DEVICE void staged_mask_vector(const sign_mask_params<T, Activation>& params,
+                                          std::size_t step, unsigned t, std::uint8_t* nibbles,
+                                          const Access& access = {}) {
+  constexpr int width = mask_layout<T>::lanes;
+  using vector_t = vector_of<T, width>;
+  const std::size_t first = (step * staged_mask_threads + t) * width;
+  const vector_t values = access.load(reinterpret_cast<const vector_t*>(params.in + first));
+  vector_t result;
+  unsigned bits = 0;
+  CUACT_UNROLL
+  for (int j = 0; j < width; ++j) {
+    const auto x = to_compute(values.elements[j]);
+    bits |= static_cast<unsigned>(x > 0) << j;
+    result.elements[j] = from_compute<T>(params.act(x));
+  }
+  access.store(reinterpret_cast<vector_t*>(params.out + first), result);
+  nibbles[t] = static_cast<std::uint8_t>(bits);
+}
+
+/// The staged forward's second half for thread `t` of block step `step`, after every thread's
+/// first: threads below staged_mask_bytes_per_step store the step's mask byte t, its chunk c
+/// the bits of the tile's vector c x 32 + t % 32 (mask_layout).
+#pragma nv_exec_check_disable
+template <class T, class Activation, class Access = global_memory_access>
+CUACT_HOST_DEVICE void staged_mask_byte(const sign_mask_params<T, Activation>& params,
+                                        std::size_t step, unsigned t, const std::uint8_t* nibbles,
+                                        const Access& access = {}) {
+  using layout_t = mask_layout<T>;
+  constexpr unsigned bytes_per_step = staged_mask_bytes_per_step<T>;
+  constexpr unsigned vectors_per_tile = layout_t::tile / layout_t::lanes;
+  if (t >= bytes_per_step) return;
+  const unsigned tile = t / 32, byte = t % 32;
+  unsigned bits = 0;
+  CUACT_UNROLL
+  for (int c = 0; c < layout_t::chunks; ++c) {
+    bits |= unsigned(nibbles[tile * vectors_per_tile + c * 32 + byte]) << (c * layout_t::lanes);
+  }
+  access.store(reinterpret_cast<std::uint8_t*>(params.mask) + step * bytes_per_step + t,
+               static_cast<std::uint8_t>(bits));
+}
+
+/// The sign-mask forward: staged block steps (fp32, fp64, in blocks of staged_mask_threads; other
+/// blocks take none), then sign_mask_forward_thread from the first byte past them, any grid.
 template <class T, class Activation>
 CUACT_KERNEL void sign_mask_forward_kernel(const sign_mask_params<T, Activation> params) {
-  sign_mask_forward_thread(params, static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x,
-                           static_cast<std::size_t>(gridDim.x) * blockDim.x);
+  std::size_t first_byte = 0;
+  if constexpr (mask_is_staged<T>) {
+    __shared__ std::uint8_t nibbles[staged_mask_threads];
+    const std::size_t steps = blockDim.x == staged_mask_threads ? staged_mask_steps(params) : 0;
+    for (std::size_t step = blockIdx.x; step < steps; step += gridDim.x) {
+      staged_mask_vector(params, step, threadIdx.x, nibbles);
+      __syncthreads();
+      staged_mask_byte(params, step, threadIdx.x, nibbles);
+      __syncthreads();  // the next step rewrites nibbles
+    }
+    first_byte = steps * staged_mask_bytes_per_step<T>;
+  }
+  sign_mask_forward_thread(
+      params, first_byte + static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x,
+      static_cast<std::size_t>(gridDim.x) * blockDim.x);
 }
 
 /// The backward's operation on the elementwise engine: dy where the element's bit is set, else 0,
