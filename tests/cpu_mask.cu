@@ -19,6 +19,7 @@
 
 #include "catch.hpp"
 #include "grid_simulation.hpp"
+#include "model_devices.hpp"
 
 using namespace cuact_test;
 using cuact::detail::type_list;
@@ -213,6 +214,27 @@ TEMPLATE_TEST_CASE("relu mask forward and backward under simulated grids", "[cpu
     }
   }
   CHECK(total.failed_cases == 0);
+}
+
+TEMPLATE_TEST_CASE("relu mask forward: the launch model gives the staged kernel its blocks",
+                   "[cpu][grid][mask][launch]", float, double) {
+  // a staged forward in any other block size runs the per-byte body alone (sign_mask_forward_kernel)
+  using T = TestType;
+  using op_t = cuact::forward_op<cuact::relu, T>;
+  using cuact::detail::kernel_facts;
+  for (const cuact::detail::device_facts& device : {model_h100, model_h200}) {
+    for (const std::size_t n : {std::size_t(1), std::size_t(1000), std::size_t(1) << 20,
+                                std::size_t(4096) * 393216, (std::size_t(1) << 34) + 3}) {
+      // full residency at 32 registers, and a kernel that has lost a quarter of it
+      for (const kernel_facts kernel : {kernel_facts{16, 32, 90}, kernel_facts{12, 40, 90}}) {
+        CAPTURE(device.bytes_per_second, n, kernel.resident_blocks_per_sm);
+        const auto shape = cuact::detail::sign_mask_launch_shape<T, op_t>(device, kernel, n);
+        CHECK(shape.threads_per_block == cuact::detail::staged_mask_threads);
+        CHECK(shape.vectors_per_thread == 1);
+        CHECK(shape.dynamic_shared_bytes == 0);
+      }
+    }
+  }
 }
 
 TEMPLATE_TEST_CASE("relu mask backward: a mask read per vector, at every width and word edge",

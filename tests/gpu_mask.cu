@@ -62,3 +62,23 @@ TEMPLATE_TEST_CASE("relu mask round trip on the device", "[gpu][backward][mask]"
   CHECK(total.failed_cases == 0);
   CHECK(total.cases > 0);
 }
+
+TEMPLATE_TEST_CASE("relu mask forward: the staged kernel fills every thread slot of an SM",
+                   "[gpu][mask]", float, double) {
+  // One 16-byte vector per thread keeps too few bytes in flight at less than full residency:
+  // fp64's kernel at 38 registers (1536 threads) ran at 0.930 x memcpy against 0.992 at 32
+  // (bench/results/h200/mask_s38.txt); the registers are the per-byte tail's (kernels/relu_mask.cuh).
+  namespace cd = cuact::detail;
+  const auto kernel =
+      cd::sign_mask_forward_kernel<TestType, cuact::forward_op<cuact::relu, TestType>>;
+  int device = 0, threads_per_sm = 0, blocks = 0;
+  CUACT_CUDA_REQUIRE(cudaGetDevice(&device));
+  CUACT_CUDA_REQUIRE(
+      cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  CUACT_CUDA_REQUIRE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &blocks, kernel, static_cast<int>(cd::staged_mask_threads), 0));
+  cudaFuncAttributes attributes{};
+  CUACT_CUDA_REQUIRE(cudaFuncGetAttributes(&attributes, kernel));
+  CAPTURE(type_name<TestType>(), attributes.numRegs, blocks);
+  CHECK(blocks * static_cast<int>(cd::staged_mask_threads) == threads_per_sm);
+}

@@ -483,16 +483,35 @@ cudaError_t run_rows(Op op, const output_arrays<Out...>& row0_outputs,
       op, row0_outputs, output_pitch, rows, cols, row0_inputs, input_pitch, device, stream, hint);
 }
 
-/// The launch model for the sign-mask forward over n elements: a thread per vector where it is
-/// staged (fp32, fp64: the model's 128-thread blocks are staged_mask_threads), else per mask byte;
-/// an element moves its input and output, two arrays, the mask's bits riding along.
+/// The launch model's shape for the sign-mask forward over n elements on `device`: a thread per
+/// vector where it is staged (fp32, fp64: the model's 128-thread blocks are staged_mask_threads, as
+/// the CPU test checks), else per mask byte; an element moves its input and output, two arrays,
+/// the mask's bits riding along.
 template <class T, class Activation>
-cudaError_t model_sign_mask_shape(int device, std::size_t n, launch_shape& shape) {
+launch_shape sign_mask_launch_shape(const device_facts& device, const kernel_facts& kernel,
+                                    std::size_t n) {
   constexpr std::size_t lanes = mask_layout<T>::lanes;
   const std::size_t items = mask_is_staged<T> ? n / lanes + (n % lanes != 0) : mask_bytes(n);
-  return choose_launch_shape(sign_mask_forward_kernel<T, Activation>, device, cost_hint::light,
-                             items, 0, sign_mask_params<T, Activation>::vector_load_bytes,
-                             2 * sizeof(T), 2, 1, shape);
+  return model_launch_shape(device, kernel, cost_hint::light, items, 0,
+                            sign_mask_params<T, Activation>::vector_load_bytes, 2 * sizeof(T), 2, 1,
+                            default_compute_bound_passes, 1);
+}
+
+/// sign_mask_launch_shape on `device`, with its facts and the kernel's (queried once: launch.cuh).
+template <class T, class Activation>
+cudaError_t model_sign_mask_shape(int device, std::size_t n, launch_shape& shape) {
+  device_facts device_info{};
+  if (const cudaError_t status = get_device_facts(device, device_info); status != cudaSuccess) {
+    return status;
+  }
+  kernel_facts kernel_info{};
+  if (const cudaError_t status =
+          get_kernel_facts(sign_mask_forward_kernel<T, Activation>, device, kernel_info);
+      status != cudaSuccess) {
+    return status;
+  }
+  shape = sign_mask_launch_shape<T, Activation>(device_info, kernel_info, n);
+  return cudaSuccess;
 }
 
 /// Validates, then launches the sign-mask forward (out = act(in), mask bit = in > 0).

@@ -17,10 +17,18 @@
 /// per thread (relu's forward's access pattern), puts each vector's sign bits in shared memory, and
 /// after a barrier its first threads assemble and store the block's mask bytes, a warp's 32 bytes
 /// at a time (whole sectors). Both halves are per-thread bodies the host runs too, the barrier
-/// between them being the order the CPU test runs them in. Measured on an H200 (fp32, 4096 x
-/// 393216, bench/results/h200/mask_smem_s37.txt): 0.994 x memcpy against 0.986 for a byte per
-/// thread (two vectors per thread, whose loads in flight cost 0.7%); one vector per thread whose
-/// warps each stored 16 mask bytes, half a sector, had lost 3% (h200/mask_store_s35.txt).
+/// between them being the order the CPU test runs them in. Measured on an H200 (4096 x 393216
+/// fp32, half as many fp64; bench/results/h200/mask_s38.txt, one call): fp32 0.993 x memcpy
+/// against 0.987 for the byte per thread it replaced (two vectors per thread, whose loads in flight
+/// cost 0.7%), fp64 0.992 against 0.973; a copy with no arithmetic and the same traffic ran at 0.995-0.996. One
+/// vector per thread whose warps each stored 16 mask bytes, half a sector, had lost 3%
+/// (h200/mask_store_s35.txt).
+///
+/// 16-bit types are not staged: their byte is one vector, so a warp already stores a whole
+/// sector. Their 0.987-0.994 x memcpy is their traffic's: they write 17 bytes for 16 read, and a
+/// copy with no arithmetic and that traffic ran at the same speed (mask_s38.txt); writing the
+/// extra 1/16 cost 1.0% in mask_ceiling_s38.txt where reading it cost nothing. Launch shapes,
+/// byte-per-thread or shared-memory-gathered word stores changed nothing (mask16_s38.txt).
 #pragma once
 
 #include <cstddef>
@@ -124,17 +132,17 @@ CUACT_HOST_DEVICE void sign_mask_forward_thread(const sign_mask_params<T, Activa
   for (std::size_t g = thread; g < bytes; g += num_threads) {
     unsigned bits = 0;
     if (params.vectorized && g < full_groups) {
-      vector_t values[chunks];  // all loads in flight before the first use
+      // a vector at a time: where a byte holds several (fp32, fp64) this body is the staged
+      // kernel's tail, and its registers are the kernel's; fp64's four vectors all in flight took
+      // the kernel to 38 registers (1536 of 2048 threads resident) and its staged forward to
+      // 0.930 x memcpy, against 0.992 at 32 (H200, bench/results/h200/mask_s38.txt)
       CUACT_UNROLL
       for (int c = 0; c < chunks; ++c) {
-        values[c] = access.load(
+        const vector_t values = access.load(
             reinterpret_cast<const vector_t*>(params.in + layout.element_of(g, c * width)));
-      }
-      CUACT_UNROLL
-      for (int c = 0; c < chunks; ++c) {
         vector_t result;
         for (int j = 0; j < width; ++j) {
-          const auto x = to_compute(values[c].elements[j]);
+          const auto x = to_compute(values.elements[j]);
           bits |= static_cast<unsigned>(x > 0) << (c * width + j);
           result.elements[j] = from_compute<T>(params.act(x));
         }
