@@ -218,7 +218,8 @@ TEMPLATE_TEST_CASE("relu mask forward and backward under simulated grids", "[cpu
 
 TEMPLATE_TEST_CASE("relu mask forward: the launch model gives the staged kernel its blocks",
                    "[cpu][grid][mask][launch]", float, double) {
-  // a staged forward in any other block size runs the per-byte body alone (sign_mask_forward_kernel)
+  // in any other block size a staged type's forward runs the per-byte body alone
+  // (sign_mask_forward_kernel)
   using T = TestType;
   using op_t = cuact::forward_op<cuact::relu, T>;
   using cuact::detail::kernel_facts;

@@ -20,9 +20,9 @@
 /// between them being the order the CPU test runs them in. Measured on an H200 (4096 x 393216
 /// fp32, half as many fp64; bench/results/h200/mask_s38.txt, one call): fp32 0.993 x memcpy
 /// against 0.987 for the byte per thread it replaced (two vectors per thread, whose loads in flight
-/// cost 0.7%), fp64 0.992 against 0.973; a copy with no arithmetic and the same traffic ran at 0.995-0.996. One
-/// vector per thread whose warps each stored 16 mask bytes, half a sector, had lost 3%
-/// (h200/mask_store_s35.txt).
+/// cost 0.7%), fp64 0.992 against 0.973; a copy with no arithmetic and the same traffic ran at
+/// 0.994-0.997. One vector per thread whose warps each stored 16 mask bytes, half a sector, had
+/// lost 3% (h200/mask_store_s35.txt).
 ///
 /// 16-bit types are not staged: their byte is one vector, so a warp already stores a whole
 /// sector. Their 0.987-0.994 x memcpy is their traffic's: they write 17 bytes for 16 read, and a
