@@ -301,6 +301,44 @@ struct mask_probe {
   }
 };
 
+/// The arrays of session 38's mask probes (bench/results/h200/mask16_s38.cu, mask_s38.cu): n
+/// elements of T in x (standard normal, `seed`) and y, the mask's n / 8 bytes, and a copy source
+/// (seed + 1) and destination of half of `moved`, the mask forward's bytes; freed on destruction.
+template <class T>
+struct typed_mask_arrays {
+  std::size_t n, mbytes, moved;
+  T *x = nullptr, *y = nullptr;
+  std::uint32_t* mask = nullptr;
+  char *src = nullptr, *dst = nullptr;
+
+  typed_mask_arrays(std::size_t elements, unsigned seed)
+      : n(elements), mbytes(elements / 8), moved(elements * 2 * sizeof(T) + elements / 8) {
+    CK(cudaMalloc(&x, n * sizeof(T)));
+    CK(cudaMalloc(&y, n * sizeof(T)));
+    CK(cudaMalloc(&mask, mbytes));
+    CK(cudaMalloc(&src, moved / 2 + 64));
+    CK(cudaMalloc(&dst, moved / 2 + 64));
+    fill_normal<<<4096, 256>>>(x, n, seed);
+    fill_normal<<<4096, 256>>>(reinterpret_cast<float*>(src), moved / 8, seed + 1);
+    CK(cudaDeviceSynchronize());
+  }
+  ~typed_mask_arrays() {
+    cudaFree(x);
+    cudaFree(y);
+    cudaFree(mask);
+    cudaFree(src);
+    cudaFree(dst);
+  }
+  typed_mask_arrays(const typed_mask_arrays&) = delete;
+  typed_mask_arrays& operator=(const typed_mask_arrays&) = delete;
+  /// "memcpy": half of `moved` from src to dst (as many bytes read and written as the forward).
+  V memcpy_contestant() const {
+    char *from = src, *to = dst;
+    const std::size_t bytes = moved / 2;
+    return {"memcpy", [=] { cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice); }, {}};
+  }
+};
+
 /// Runs `reference` and `candidate` through cuact::forward over every 16-bit pattern of T and
 /// prints how many of their outputs differ bitwise, labelled `label`.
 template <class T, class Reference, class Candidate>

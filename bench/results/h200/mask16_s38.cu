@@ -11,7 +11,8 @@
 // - relu: cuact::forward(relu) (no mask), a control.
 // Every contestant's y and mask are compared byte for byte with the library's. Round-robin (each
 // timed call the third of three), GB/s (bytes read + written) over memcpy's in the same round.
-// Built on the CPU machine:
+// Run with its arrays allocated inline; since moved to proto_common's typed_mask_arrays (the same
+// allocations, order and fills). Built on the CPU machine:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I include -I bench/results bench/results/h200/mask16_s38.cu
 #include "proto_common.cuh"
 
@@ -43,19 +44,11 @@ __global__ void __launch_bounds__(128)
 
 template <class T>
 void probe(const char* type, unsigned seed) {
-  const std::size_t n = std::size_t(4096) * 393216, mbytes = n / 8,
-                    moved = n * 2 * sizeof(T) + mbytes;
-  T *x, *y;
-  std::uint32_t* mask;
-  char *src, *dst;
-  CK(cudaMalloc(&x, n * sizeof(T)));
-  CK(cudaMalloc(&y, n * sizeof(T)));
-  CK(cudaMalloc(&mask, mbytes));
-  CK(cudaMalloc(&src, moved / 2 + 64));
-  CK(cudaMalloc(&dst, moved / 2 + 64));
-  fill_normal<<<4096, 256>>>(x, n, seed);
-  fill_normal<<<4096, 256>>>(reinterpret_cast<float*>(src), moved / 8, seed + 1);
-  CK(cudaDeviceSynchronize());
+  const typed_mask_arrays<T> arrays(std::size_t(4096) * 393216, seed);
+  const std::size_t n = arrays.n, mbytes = arrays.mbytes, moved = arrays.moved;
+  T* const x = arrays.x;
+  T* const y = arrays.y;
+  std::uint32_t* const mask = arrays.mask;
   using op_t = cuact::forward_op<cuact::relu, T>;
   const auto params = cd::make_sign_mask_params(op_t{}, x, y, mask, n);
   cd::launch_shape shape{};
@@ -63,8 +56,7 @@ void probe(const char* type, unsigned seed) {
   std::printf("%s library shape: %u blocks x %u threads, %u passes, %zu dynamic smem bytes\n", type,
               shape.blocks, shape.threads_per_block, shape.passes, shape.dynamic_shared_bytes);
   std::vector<V> vs;
-  vs.push_back(
-      {"memcpy", [=] { cudaMemcpyAsync(dst, src, moved / 2, cudaMemcpyDeviceToDevice); }, {}});
+  vs.push_back(arrays.memcpy_contestant());
   vs.push_back({"library", [=] { CK(cuact::relu_forward_mask(x, y, mask, n)); }, {}});
   for (unsigned threads : {128u, 256u, 512u})
     for (unsigned passes : {1u, 2u, 4u}) {
@@ -90,11 +82,6 @@ void probe(const char* type, unsigned seed) {
               type);
   print_gbs_against_copy(
       vs, [=](std::size_t i) { return i >= relu_index ? n * 2 * sizeof(T) : moved; });
-  CK(cudaFree(x));
-  CK(cudaFree(y));
-  CK(cudaFree(mask));
-  CK(cudaFree(src));
-  CK(cudaFree(dst));
 }
 
 int main() {

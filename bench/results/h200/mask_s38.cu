@@ -12,7 +12,8 @@
 // Per type, 4096 x 393216 elements (fp64 half as many: the same bytes as fp32); x standard normal;
 // per_byte's y and mask compared byte for byte with the library's. Round-robin (each timed call
 // the third of three), 15 rounds; GB/s (bytes read + written) over memcpy's in the same round.
-// Built on the CPU machine:
+// Run with its arrays allocated inline; since moved to proto_common's typed_mask_arrays (the same
+// allocations, order and fills). Built on the CPU machine:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I include -I bench/results bench/results/h200/mask_s38.cu
 #include "proto_common.cuh"
 
@@ -35,25 +36,18 @@ __global__ void __launch_bounds__(128)
 
 template <class T>
 void probe(const char* type, std::size_t n, unsigned seed) {
-  const std::size_t mbytes = n / 8, moved = n * 2 * sizeof(T) + mbytes,
-                    vectors = n * sizeof(T) / 16;
+  const typed_mask_arrays<T> arrays(n, seed);
+  const std::size_t mbytes = arrays.mbytes, moved = arrays.moved, vectors = n * sizeof(T) / 16;
   constexpr int vectors_per_byte = static_cast<int>(8 * sizeof(T) / 16);
-  T *x, *y;
-  std::uint32_t* mask;
-  char *src, *dst;
-  CK(cudaMalloc(&x, n * sizeof(T)));
-  CK(cudaMalloc(&y, n * sizeof(T)));
-  CK(cudaMalloc(&mask, mbytes));
-  CK(cudaMalloc(&src, moved / 2 + 64));
-  CK(cudaMalloc(&dst, moved / 2 + 64));
-  fill_normal<<<4096, 256>>>(x, n, seed);
-  fill_normal<<<4096, 256>>>(reinterpret_cast<float*>(src), moved / 8, seed + 1);
-  CK(cudaDeviceSynchronize());
+  T* const x = arrays.x;
+  T* const y = arrays.y;
+  std::uint32_t* const mask = arrays.mask;
+  char* const src = arrays.src;
+  char* const dst = arrays.dst;
   using op_t = cuact::forward_op<cuact::relu, T>;
   const auto params = cd::make_sign_mask_params(op_t{}, x, y, mask, n);
   std::vector<V> vs;
-  vs.push_back(
-      {"memcpy", [=] { cudaMemcpyAsync(dst, src, moved / 2, cudaMemcpyDeviceToDevice); }, {}});
+  vs.push_back(arrays.memcpy_contestant());
   vs.push_back({"library", [=] { CK(cuact::relu_forward_mask(x, y, mask, n)); }, {}});
   if constexpr (vectors_per_byte > 1) {
     const auto blocks = static_cast<unsigned>(mbytes / 128);
@@ -80,11 +74,6 @@ void probe(const char* type, std::size_t n, unsigned seed) {
   const std::size_t relu_index = vs.size() - 1;
   print_gbs_against_copy(
       vs, [=](std::size_t i) { return i == relu_index ? n * 2 * sizeof(T) : moved; });
-  CK(cudaFree(x));
-  CK(cudaFree(y));
-  CK(cudaFree(mask));
-  CK(cudaFree(src));
-  CK(cudaFree(dst));
 }
 
 int main() {
