@@ -250,9 +250,11 @@ void add_activation(std::vector<entry>& out, const char* activation, const A& ac
   forward.cuact = [act](const call_args& a, cudaStream_t s) {
     return cuact::forward(act, in_ptr<T>(a.in0), out_ptr<T>(a.out), a.n, s);
   };
-  // the forward's own hint (gelu's is_compute_bound), as cuact::forward passes it
-  set_elementwise<T, 1, cuact::forward_op<A, T>, /*Tabulable=*/true>(
-      forward, make_op<cuact::forward_op<A, T>>(act), cuact::detail::forward_cost<A>);
+  // the forward's own hint (gelu's is_compute_bound, tanh's light bf16), as cuact::forward
+  // passes it
+  using forward_t = cuact::forward_op<A, T>;
+  set_elementwise<T, 1, forward_t, /*Tabulable=*/true>(forward, make_op<forward_t>(act),
+                                                       cuact::detail::forward_cost<forward_t>);
   out.push_back(forward);
 
   if constexpr (cuact::has_derivative_v<A>) {

@@ -364,6 +364,19 @@ TEST_CASE("launch model: a heavy op runs one vector on 16-bit data, and on float
   static_assert(
       has_long_16bit_math_of<cuact::detail::flat_bias_op<cuact::softplus, __half, __half>>);
   static_assert(!has_long_16bit_math_of<cuact::forward_op<cuact::sigmoid, __half>>);
+  // a short bf16 forward (tanh's one tanh.approx) is light there, and only there; bias + tanh,
+  // which adds a load and a column per vector, stays heavy
+  using cuact::detail::forward_cost;
+  static_assert(forward_cost<cuact::forward_op<cuact::tanh, __nv_bfloat16>> == cost_hint::light);
+  static_assert(forward_cost<cuact::forward_op<cuact::tanh, __half>> == cost_hint::heavy);
+  static_assert(forward_cost<cuact::forward_op<cuact::tanh, float>> == cost_hint::heavy);
+  static_assert(forward_cost<cuact::forward_op<cuact::sigmoid, __nv_bfloat16>> == cost_hint::heavy);
+  static_assert(forward_cost<cuact::forward_op<cuact::gelu, __nv_bfloat16>> ==
+                cost_hint::compute_bound);
+  static_assert(forward_cost<cuact::forward_op<cuact::gelu, float>> == cost_hint::compute_bound);
+  static_assert(cuact::detail::declared_cost<
+                    cuact::detail::flat_bias_op<cuact::tanh, __nv_bfloat16, __nv_bfloat16>> ==
+                cost_hint::heavy);
   // and through the gated forward, the affine wrapper and compositions (either part)
   static_assert(has_long_16bit_math_of<cuact::gated_op<cuact::softplus, __half>>);
   static_assert(!has_long_16bit_math_of<cuact::gated_op<cuact::silu, __half>>);

@@ -59,6 +59,12 @@
 /// 0.3-0.9% in every dtype; gelu, softplus, 16-bit celu, logsigmoid and tanhshrink lose up to
 /// 5.7%, and so did a composed functor, measured before the staging buffer's alignment was fixed).
 /// Adaptors (affine, compose) do not carry it.
+///
+/// Optional, with `is_heavy = true`: `static constexpr bool has_short_bf16_math = true;` for an
+/// activation whose forward with bf16 (or fp8) results is a few instructions per element (tanh:
+/// one `tanh.approx`): forward_op<A, __nv_bfloat16> then launches as a light op (H200 tanh bf16
+/// 1.002 -> 1.005 x memcpy, relu's speed; fp16 tanh, whose math is longer, lost 0.5% light:
+/// bench/results/h200/tanh_bf16_s38.txt).
 #pragma once
 
 #include <type_traits>
@@ -66,6 +72,7 @@
 
 #include "detail/config.cuh"
 #include "detail/launch.cuh"
+#include "detail/math.cuh"
 
 namespace cuact {
 
@@ -195,6 +202,26 @@ struct forward_cost_hint_of<Activation, std::void_t<decltype(Activation::is_comp
   static constexpr unsigned compute_bound_passes = compute_bound_passes_of<Activation>;
 };
 
+/// Whether an activation declares `has_short_bf16_math = true` (see the file's comment).
+template <class A, class = void>
+inline constexpr bool has_short_bf16_math_of = false;
+template <class A>
+inline constexpr bool has_short_bf16_math_of<A, std::void_t<decltype(A::has_short_bf16_math)>> =
+    A::has_short_bf16_math;
+
+/// Base of forward_op<Activation, Out>: forward_cost_hint_of, declared light (neither heavy nor
+/// compute-bound) where Out keeps 8 significant bits or fewer and the activation declares
+/// `has_short_bf16_math`.
+template <class Activation, class Out,
+          bool Light =
+              has_short_bf16_math_of<Activation>&& rounds_to_8_significant_bits_v<rounded_to<Out>>>
+struct forward_op_cost_hint_of : forward_cost_hint_of<Activation> {};
+template <class Activation, class Out>
+struct forward_op_cost_hint_of<Activation, Out, true> : forward_cost_hint_of<Activation> {
+  static constexpr bool is_heavy = false;          // hides the activation's
+  static constexpr bool is_compute_bound = false;  // (forward_cost reads it first)
+};
+
 }  // namespace detail
 
 /// True when Activation has `derivative(x)` or `gradient(dy, x)`: cuact::backward works.
@@ -226,7 +253,7 @@ constexpr void check_activation() {
 /// The forward as an elementwise operation: y = act(x), at the accuracy of output type Out.
 /// Aggregates with a base: build as `forward_op<A, Out>{{}, act}` (or `{}` for a default act).
 template <class Activation, class Out>
-struct forward_op : detail::forward_cost_hint_of<Activation> {
+struct forward_op : detail::forward_op_cost_hint_of<Activation, Out> {
   /// The activation.
   Activation act;
   /// act(x) at the accuracy of Out.

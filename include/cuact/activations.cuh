@@ -807,6 +807,9 @@ struct tanh {
   /// One vector per thread on float data on an H200 too (activation.cuh: has_short_float_math;
   /// fp32 there 0.999 x memcpy against 0.990 in two).
   static constexpr bool has_short_float_math = true;
+  /// The bf16 forward is one `tanh.approx` (detail::tanh_): a light op's launch
+  /// (activation.cuh: has_short_bf16_math).
+  static constexpr bool has_short_bf16_math = true;
   /// The backward from the output is light: 1 - y^2, one fma.
   static constexpr bool is_heavy_from_output = false;
   /// tanh(x).

@@ -21,9 +21,10 @@ cudaError_t forward(Activation act, const T* in, T* out, std::size_t n,
                     cudaStream_t stream = nullptr) {
   detail::check_input_type<T>();
   check_activation<Activation, detail::compute_t<T>>();
+  using op_t = forward_op<Activation, T>;  // its hint: the activation's, for T (activation.cuh)
   return detail::run_elementwise<VecWidth, /*Tabulable=*/true>(
-      forward_op<Activation, T>{{}, act}, outputs(out), n, inputs(in), stream,
-      detail::forward_cost<Activation>, detail::every_input_in_place);
+      op_t{{}, act}, outputs(out), n, inputs(in), stream, detail::forward_cost<op_t>,
+      detail::every_input_in_place);
 }
 
 /// In-place shorthand: data[i] = act(data[i]).
