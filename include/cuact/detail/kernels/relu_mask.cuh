@@ -4,8 +4,8 @@
 /// kernel; it is a kernel of its own because its mask output has one byte per 8 elements, which
 /// the elementwise engine's one-value-per-element outputs cannot express.
 ///
-/// Each thread writes one mask byte: every thread's output is its own (no atomics, no warp
-/// collectives, so the body runs on the host too). Which 8 elements a byte holds is mask_layout's
+/// In the per-byte body each thread writes one mask byte: every thread's output is its own (no
+/// atomics, no warp collectives, so the body runs on the host too). Which 8 elements a byte holds is mask_layout's
 /// choice, made so that a warp's 32 threads read and write whole 16-byte vectors side by side: a
 /// byte of 8 consecutive fp32 elements made each thread's two 16-byte accesses 32 bytes apart
 /// across the warp (half of every sector per instruction), and the fp32 forward ran at 0.883 x
