@@ -255,33 +255,58 @@ struct state_probe_arrays {
   void copy() const { CK(cudaMemcpyAsync(dst, x, n * sizeof(T), cudaMemcpyDeviceToDevice)); }
 };
 
-/// The arrays of a relu_forward_mask prototype over fp32 4096 x 393216 elements (a multiple of
-/// 1024: whole tiles and blocks only): x (standard normal from `seed`), y, the mask, and
-/// memcpy's buffers for the same total bytes (`moved`: read x, write y and the mask).
-struct mask_probe {
-  std::size_t n = std::size_t(4096) * 393216, bytes = n / 8, moved = n * 8 + bytes;
-  float *x = nullptr, *y = nullptr, *copy_src = nullptr, *copy_dst = nullptr;
+/// The arrays of a relu_forward_mask prototype over n elements of T: x (standard normal from
+/// `seed`), y (64 bytes over), the mask's n / 8 bytes, and memcpy's buffers for the same total
+/// bytes (`moved`: read x, write y and the mask; copy_src filled from seed + 1), allocated in that
+/// order; freed on destruction. Session 38's mask16_s38.cu and mask_s38.cu ran with them inline,
+/// y without the 64 bytes.
+template <class T>
+struct typed_mask_arrays {
+  std::size_t n, bytes, moved;
+  T *x = nullptr, *y = nullptr;
   std::uint32_t* mask = nullptr;
+  char *copy_src = nullptr, *copy_dst = nullptr;
 
-  explicit mask_probe(unsigned seed) {
-    CK(cudaMalloc(&x, n * 4));
-    CK(cudaMalloc(&y, n * 4 + 64));
+  typed_mask_arrays(std::size_t elements, unsigned seed)
+      : n(elements), bytes(elements / 8), moved(elements * 2 * sizeof(T) + elements / 8) {
+    CK(cudaMalloc(&x, n * sizeof(T)));
+    CK(cudaMalloc(&y, n * sizeof(T) + 64));
     CK(cudaMalloc(&mask, bytes));
     CK(cudaMalloc(&copy_src, moved / 2 + 64));
     CK(cudaMalloc(&copy_dst, moved / 2 + 64));
     fill_normal<<<4096, 256>>>(x, n, seed);
-    fill_normal<<<4096, 256>>>(copy_src, moved / 8, seed + 1);
+    fill_normal<<<4096, 256>>>(reinterpret_cast<float*>(copy_src), moved / 8, seed + 1);
     CK(cudaDeviceSynchronize());
   }
+  ~typed_mask_arrays() {
+    cudaFree(x);
+    cudaFree(y);
+    cudaFree(mask);
+    cudaFree(copy_src);
+    cudaFree(copy_dst);
+  }
+  typed_mask_arrays(const typed_mask_arrays&) = delete;
+  typed_mask_arrays& operator=(const typed_mask_arrays&) = delete;
+  /// "memcpy": half of `moved` from copy_src to copy_dst (as many bytes read as written).
+  V memcpy_contestant() const {
+    char *from = copy_src, *to = copy_dst;
+    const std::size_t half = moved / 2;
+    return {"memcpy", [=] { cudaMemcpyAsync(to, from, half, cudaMemcpyDeviceToDevice); }, {}};
+  }
+};
+
+/// The fp32 relu_forward_mask prototypes' arrays (sessions 35 and 37: 4096 x 393216 elements, a
+/// multiple of 1024: whole tiles and blocks only), their first contestants and their run.
+struct mask_probe : typed_mask_arrays<float> {
+  explicit mask_probe(unsigned seed) : typed_mask_arrays<float>(std::size_t(4096) * 393216, seed) {}
   /// The first two contestants: "memcpy" (of `moved` bytes) and "library"
   /// (cuact::relu_forward_mask), the reference of run()'s checks.
   std::vector<V> first_contestants() const {
-    const mask_probe p = *this;
-    return {
-        {"memcpy",
-         [=] { cudaMemcpyAsync(p.copy_dst, p.copy_src, p.moved / 2, cudaMemcpyDeviceToDevice); },
-         {}},
-        {"library", [=] { CK(cuact::relu_forward_mask(p.x, p.y, p.mask, p.n)); }, {}}};
+    float *in = x, *out = y;
+    std::uint32_t* bits = mask;
+    const std::size_t elements = n;
+    return {memcpy_contestant(),
+            {"library", [=] { CK(cuact::relu_forward_mask(in, out, bits, elements)); }, {}}};
   }
   /// Checks every contestant after "library" against it (the mask for those before
   /// `without_mask`, y's last 64 MiB for all), times them all in `reps` round-robin rounds and
@@ -298,44 +323,6 @@ struct mask_probe {
                 prop.name, reps);
     const std::size_t unmasked = n * 8, all = moved;
     print_gbs_against_copy(vs, [=](std::size_t i) { return i >= without_mask ? unmasked : all; });
-  }
-};
-
-/// The arrays of session 38's mask probes (bench/results/h200/mask16_s38.cu, mask_s38.cu): n
-/// elements of T in x (standard normal, `seed`) and y, the mask's n / 8 bytes, and a copy source
-/// (seed + 1) and destination of half of `moved`, the mask forward's bytes; freed on destruction.
-template <class T>
-struct typed_mask_arrays {
-  std::size_t n, mbytes, moved;
-  T *x = nullptr, *y = nullptr;
-  std::uint32_t* mask = nullptr;
-  char *src = nullptr, *dst = nullptr;
-
-  typed_mask_arrays(std::size_t elements, unsigned seed)
-      : n(elements), mbytes(elements / 8), moved(elements * 2 * sizeof(T) + elements / 8) {
-    CK(cudaMalloc(&x, n * sizeof(T)));
-    CK(cudaMalloc(&y, n * sizeof(T)));
-    CK(cudaMalloc(&mask, mbytes));
-    CK(cudaMalloc(&src, moved / 2 + 64));
-    CK(cudaMalloc(&dst, moved / 2 + 64));
-    fill_normal<<<4096, 256>>>(x, n, seed);
-    fill_normal<<<4096, 256>>>(reinterpret_cast<float*>(src), moved / 8, seed + 1);
-    CK(cudaDeviceSynchronize());
-  }
-  ~typed_mask_arrays() {
-    cudaFree(x);
-    cudaFree(y);
-    cudaFree(mask);
-    cudaFree(src);
-    cudaFree(dst);
-  }
-  typed_mask_arrays(const typed_mask_arrays&) = delete;
-  typed_mask_arrays& operator=(const typed_mask_arrays&) = delete;
-  /// "memcpy": half of `moved` from src to dst (as many bytes read and written as the forward).
-  V memcpy_contestant() const {
-    char *from = src, *to = dst;
-    const std::size_t bytes = moved / 2;
-    return {"memcpy", [=] { cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice); }, {}};
   }
 };
 

@@ -12,7 +12,8 @@
 // Every contestant's y and mask are compared byte for byte with the library's. Round-robin (each
 // timed call the third of three), GB/s (bytes read + written) over memcpy's in the same round.
 // Run with its arrays allocated inline; since moved to proto_common's typed_mask_arrays (the same
-// allocations, order and fills). Built on the CPU machine:
+// allocations, order and fills, but y's 64 bytes over, which the run did not have). Built on the
+// CPU machine:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I include -I bench/results bench/results/h200/mask16_s38.cu
 #include "proto_common.cuh"
 
@@ -45,7 +46,7 @@ __global__ void __launch_bounds__(128)
 template <class T>
 void probe(const char* type, unsigned seed) {
   const typed_mask_arrays<T> arrays(std::size_t(4096) * 393216, seed);
-  const std::size_t n = arrays.n, mbytes = arrays.mbytes, moved = arrays.moved;
+  const std::size_t n = arrays.n, mbytes = arrays.bytes, moved = arrays.moved;
   T* const x = arrays.x;
   T* const y = arrays.y;
   std::uint32_t* const mask = arrays.mask;

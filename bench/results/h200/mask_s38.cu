@@ -13,7 +13,8 @@
 // per_byte's y and mask compared byte for byte with the library's. Round-robin (each timed call
 // the third of three), 15 rounds; GB/s (bytes read + written) over memcpy's in the same round.
 // Run with its arrays allocated inline; since moved to proto_common's typed_mask_arrays (the same
-// allocations, order and fills). Built on the CPU machine:
+// allocations, order and fills, but y's 64 bytes over, which the run did not have). Built on the
+// CPU machine:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I include -I bench/results bench/results/h200/mask_s38.cu
 #include "proto_common.cuh"
 
@@ -37,13 +38,13 @@ __global__ void __launch_bounds__(128)
 template <class T>
 void probe(const char* type, std::size_t n, unsigned seed) {
   const typed_mask_arrays<T> arrays(n, seed);
-  const std::size_t mbytes = arrays.mbytes, moved = arrays.moved, vectors = n * sizeof(T) / 16;
+  const std::size_t mbytes = arrays.bytes, moved = arrays.moved, vectors = n * sizeof(T) / 16;
   constexpr int vectors_per_byte = static_cast<int>(8 * sizeof(T) / 16);
   T* const x = arrays.x;
   T* const y = arrays.y;
   std::uint32_t* const mask = arrays.mask;
-  char* const src = arrays.src;
-  char* const dst = arrays.dst;
+  char* const src = arrays.copy_src;
+  char* const dst = arrays.copy_dst;
   using op_t = cuact::forward_op<cuact::relu, T>;
   const auto params = cd::make_sign_mask_params(op_t{}, x, y, mask, n);
   std::vector<V> vs;
