@@ -184,7 +184,9 @@ void fuzz_mask_case(std::mt19937_64& rng, tally& total) {
                                                            static_cast<const T*>(in), out, mask, n);
   grid_shape grid = random_grid(rng, cuact::detail::mask_bytes(n));
   // half the staged types' cases in the staged blocks (random_grid picks 128 threads in 1 of 8)
-  if (cuact::detail::mask_is_staged<T> && rng() % 2 == 0) grid.threads = 128;
+  if (cuact::detail::mask_is_staged<T> && rng() % 2 == 0) {
+    grid.threads = cuact::detail::staged_mask_threads;
+  }
   access_log log;
   const std::size_t in_region = log.add_region(in, n * sizeof(T));
   const std::size_t out_region = in_place ? in_region : log.add_region(out, n * sizeof(T));

@@ -143,11 +143,7 @@ TEMPLATE_TEST_CASE("relu mask forward and backward under simulated grids", "[cpu
         // the launcher's one-pass grid (a thread per vector where staged, else per mask byte),
         // one block and three blocks of 128 threads looping over the staged steps, one warp, an
         // odd grid
-        const std::size_t bytes = cuact::detail::mask_bytes(n);
-        const std::size_t items = cuact::detail::mask_is_staged<T>
-                                      ? (n + cuact::detail::mask_layout<T>::lanes - 1) /
-                                            cuact::detail::mask_layout<T>::lanes
-                                      : bytes;
+        const std::size_t items = cuact::detail::sign_mask_items<T>(n);
         for (const grid_shape grid :
              {grid_shape{(items + 127) / 128 + (items == 0), 128}, grid_shape{1, 128},
               grid_shape{3, 128}, grid_shape{1, 32}, grid_shape{2, 7}}) {

@@ -484,15 +484,12 @@ cudaError_t run_rows(Op op, const output_arrays<Out...>& row0_outputs,
 }
 
 /// The launch model's shape for the sign-mask forward over n elements on `device`: a thread per
-/// vector where it is staged (fp32, fp64: the model's 128-thread blocks are staged_mask_threads, as
-/// the CPU test checks), else per mask byte; an element moves its input and output, two arrays,
-/// the mask's bits riding along.
+/// sign_mask_items (fp32, fp64: the model's 128-thread blocks are staged_mask_threads, as the CPU
+/// test checks); an element moves its input and output, two arrays, the mask's bits riding along.
 template <class T, class Activation>
 launch_shape sign_mask_launch_shape(const device_facts& device, const kernel_facts& kernel,
                                     std::size_t n) {
-  constexpr std::size_t lanes = mask_layout<T>::lanes;
-  const std::size_t items = mask_is_staged<T> ? n / lanes + (n % lanes != 0) : mask_bytes(n);
-  return model_launch_shape(device, kernel, cost_hint::light, items, 0,
+  return model_launch_shape(device, kernel, cost_hint::light, sign_mask_items<T>(n), 0,
                             sign_mask_params<T, Activation>::vector_load_bytes, 2 * sizeof(T), 2, 1,
                             default_compute_bound_passes, 1);
 }

@@ -173,6 +173,14 @@ inline constexpr unsigned staged_mask_threads = 128;
 template <class T>
 inline constexpr bool mask_is_staged = mask_layout<T>::chunks > 1;
 
+/// Work items of a launch over n elements, one per thread in one pass: a vector where T's forward
+/// runs staged, else a mask byte.
+template <class T>
+CUACT_HOST_DEVICE constexpr std::size_t sign_mask_items(std::size_t n) {
+  constexpr std::size_t lanes = mask_layout<T>::lanes;
+  return mask_is_staged<T> ? n / lanes + (n % lanes != 0) : mask_bytes(n);
+}
+
 /// Mask bytes one staged block step stores: fp32 64, fp64 32.
 template <class T>
 inline constexpr unsigned staged_mask_bytes_per_step =
