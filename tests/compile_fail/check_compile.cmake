@@ -8,15 +8,9 @@
 # (plain substring match, so backticks and brackets in static_assert messages need no escaping).
 # Without any, the file is a positive control and must compile.
 cmake_minimum_required(VERSION 3.24)
+include("${CMAKE_CURRENT_LIST_DIR}/../nvcc_script.cmake")
 
-foreach(var COMPILER SOURCE INCLUDE_DIR OBJECT)
-  if(NOT DEFINED ${var})
-    message(FATAL_ERROR "check_compile.cmake: -D${var}=... is required")
-  endif()
-endforeach()
-if(NOT DEFINED ARCH)
-  set(ARCH 90)
-endif()
+cuact_script_arguments(check_compile.cmake COMPILER SOURCE INCLUDE_DIR OBJECT)
 
 file(STRINGS "${SOURCE}" expect_lines REGEX "^// EXPECT-ERROR: ")
 set(expected "")
@@ -26,11 +20,7 @@ foreach(line IN LISTS expect_lines)
 endforeach()
 
 # Real host + device compilation (cudafe, cicc, ptxas, host compiler) for one architecture.
-set(command "${COMPILER}" -std=c++17 "-arch=sm_${ARCH}" "-I${INCLUDE_DIR}" -c "${SOURCE}"
-            -o "${OBJECT}")
-if(HOST_COMPILER)
-  list(APPEND command -ccbin "${HOST_COMPILER}")
-endif()
+cuact_nvcc_command(command "${SOURCE}" "${OBJECT}")
 
 string(TIMESTAMP start "%s")
 execute_process(COMMAND ${command} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE out)

@@ -8,15 +8,9 @@
 # architecture, warnings as errors), so that a change to cuact's public API that would break a
 # ModelNew file fails in CI, where torch and KernelBench are not available.
 cmake_minimum_required(VERSION 3.24)
+include("${CMAKE_CURRENT_LIST_DIR}/../nvcc_script.cmake")
 
-foreach(var COMPILER MODELNEW INCLUDE_DIR STUB_DIR WORK_DIR)
-  if(NOT DEFINED ${var})
-    message(FATAL_ERROR "check_modelnew.cmake: -D${var}=... is required")
-  endif()
-endforeach()
-if(NOT DEFINED ARCH)
-  set(ARCH 90)
-endif()
+cuact_script_arguments(check_modelnew.cmake COMPILER MODELNEW INCLUDE_DIR STUB_DIR WORK_DIR)
 
 file(READ "${MODELNEW}" text)
 set(opening "cuda_source = r\"\"\"")
@@ -39,11 +33,8 @@ set(cu "${WORK_DIR}/${name}.cu")
 set(object "${WORK_DIR}/${name}.o")
 file(WRITE "${cu}" "${source}")
 
-set(command "${COMPILER}" -std=c++17 -O3 "-arch=sm_${ARCH}" -Werror all-warnings
-            -Xcompiler=-Wall,-Wextra "-I${STUB_DIR}" "-I${INCLUDE_DIR}" -c "${cu}" -o "${object}")
-if(HOST_COMPILER)
-  list(APPEND command -ccbin "${HOST_COMPILER}")
-endif()
+cuact_nvcc_command(command "${cu}" "${object}" -O3 -Werror all-warnings -Xcompiler=-Wall,-Wextra
+                   "-I${STUB_DIR}")
 execute_process(COMMAND ${command} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE out)
 file(REMOVE "${object}")
 if(NOT status EQUAL 0)
