@@ -320,6 +320,18 @@ TEST_CASE("launch model: the one-vector kernel where it holds more resident bloc
                 cuact::gelu::compute_bound_passes);
 }
 
+namespace {
+/// A user's heavy activation whose bf16 forward is short (activation.cuh: has_short_bf16_math).
+struct short_bf16_activation {
+  static constexpr bool is_heavy = true;
+  static constexpr bool has_short_bf16_math = true;
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(C x) const {
+    return x;
+  }
+};
+}  // namespace
+
 TEST_CASE("launch model: a heavy op runs one vector on 16-bit data, and on float data where roomy",
           "[cpu][grid][launch]") {
   using cuact::detail::cost_hint;
@@ -371,6 +383,9 @@ TEST_CASE("launch model: a heavy op runs one vector on 16-bit data, and on float
   static_assert(forward_cost<cuact::forward_op<cuact::tanh, __half>> == cost_hint::heavy);
   static_assert(forward_cost<cuact::forward_op<cuact::tanh, float>> == cost_hint::heavy);
   static_assert(forward_cost<cuact::forward_op<cuact::sigmoid, __nv_bfloat16>> == cost_hint::heavy);
+  static_assert(forward_cost<cuact::forward_op<short_bf16_activation, __nv_bfloat16>> ==
+                cost_hint::light);
+  static_assert(forward_cost<cuact::forward_op<short_bf16_activation, __half>> == cost_hint::heavy);
   static_assert(forward_cost<cuact::forward_op<cuact::gelu, __nv_bfloat16>> ==
                 cost_hint::compute_bound);
   static_assert(forward_cost<cuact::forward_op<cuact::gelu, float>> == cost_hint::compute_bound);
