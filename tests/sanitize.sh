@@ -13,7 +13,7 @@
 #   CUACT_FUZZ_CASES         gpu_fuzz cases under the sanitizers (default 150)
 #   CUACT_SANITIZE_TOOLS     tools to run (default "memcheck racecheck initcheck synccheck")
 #   CUACT_SANITIZE_TESTS     executables to run (default "gpu_forward gpu_backward gpu_transform
-#                            gpu_threads gpu_errors gpu_fuzz gpu_fused gpu_table")
+#                            gpu_threads gpu_errors gpu_fuzz gpu_fused gpu_table gpu_bulk")
 #   CUACT_SANITIZE_TIMEOUT   seconds per run before it counts as failed (default 300)
 set -u
 
@@ -46,7 +46,7 @@ fi
 export CUACT_TEST_QUICK=1
 export CUACT_FUZZ_CASES=${CUACT_FUZZ_CASES:-150}
 tools=${CUACT_SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}
-tests=${CUACT_SANITIZE_TESTS:-gpu_forward gpu_backward gpu_transform gpu_threads gpu_errors gpu_fuzz gpu_fused gpu_table}
+tests=${CUACT_SANITIZE_TESTS:-gpu_forward gpu_backward gpu_transform gpu_threads gpu_errors gpu_fuzz gpu_fused gpu_table gpu_bulk}
 limit=${CUACT_SANITIZE_TIMEOUT:-300}
 
 echo "# $("$sanitizer" --version 2>/dev/null | tail -n 1); CUACT_TEST_QUICK=1 CUACT_FUZZ_CASES=$CUACT_FUZZ_CASES" >>"$log"
