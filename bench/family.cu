@@ -55,13 +55,7 @@ int run_family(const device_info& device, const options& opts) {
     all.insert(all.end(), rows.begin(), rows.end());
   }
   if (all.empty()) std::printf("# no row matches --only %s\n", opts.only.c_str());
-  print_minimums(all, "family");
-  if (runner.failed_checks() > 0) {
-    std::printf("# %d CHECK(S) FAILED\n", runner.failed_checks());
-    return 2;
-  }
-  std::printf("# every check passed\n");
-  return 0;
+  return finish_mode(runner, all, "family");
 }
 
 }  // namespace bench

@@ -63,13 +63,7 @@ int run_headline(const device_info& device, const options& opts) {
           speedup >= 1.4 ? "met" : "MISSED", mask.bytes / plain.bytes);
     }
   }
-  print_minimums(rows, "headline");
-  if (runner.failed_checks() > 0) {
-    std::printf("# %d CHECK(S) FAILED\n", runner.failed_checks());
-    return 2;
-  }
-  std::printf("# every check passed\n");
-  return 0;
+  return finish_mode(runner, rows, "headline");
 }
 
 }  // namespace bench

@@ -222,4 +222,14 @@ void print_minimums(const std::vector<row_result>& rows, const char* what) {
   }
 }
 
+int finish_mode(const row_runner& runner, const std::vector<row_result>& rows, const char* what) {
+  print_minimums(rows, what);
+  if (runner.failed_checks() > 0) {
+    std::printf("# %d CHECK(S) FAILED\n", runner.failed_checks());
+    return 2;
+  }
+  std::printf("# every check passed\n");
+  return 0;
+}
+
 }  // namespace bench

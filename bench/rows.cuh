@@ -81,4 +81,8 @@ double check_tolerance(dtype t);
 /// "  min x memcpy 0.991 (selu backward bf16), min x CUB ..." summary lines of a set of rows.
 void print_minimums(const std::vector<row_result>& rows, const char* what);
 
+/// The end of a mode that ran `rows` through `runner`: their minimums (print_minimums), then the
+/// checks' verdict; returns the mode's exit status (2 when a check failed, else 0).
+int finish_mode(const row_runner& runner, const std::vector<row_result>& rows, const char* what);
+
 }  // namespace bench

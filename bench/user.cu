@@ -27,13 +27,7 @@ int run_user(const device_info& device, const options& opts) {
     }
     runner.print_rule();
   }
-  print_minimums(rows, "user");
-  if (runner.failed_checks() > 0) {
-    std::printf("# %d CHECK(S) FAILED\n", runner.failed_checks());
-    return 2;
-  }
-  std::printf("# every check passed\n");
-  return 0;
+  return finish_mode(runner, rows, "user");
 }
 
 }  // namespace bench
