@@ -278,10 +278,12 @@ namespace detail {
 /// bias_op over the flat [rows, cols] layout in one elementwise pass (fused_dispatch.cuh:
 /// run_bias_forward): element i's column is i % cols (fast_divmod: the launch keeps i below 2^31,
 /// splitting larger layouts into chunks of whole rows), and a vector's bias vector is loaded in the
-/// load phase beside its x (takes_vector_index). The elementwise engine then runs it, one-vector
-/// kernel included (24-32 registers, where the row walk holds 47-70). Vectors start at multiples
-/// of the vector width (x, out and bias aligned to it; cols a multiple of it: flat_bias_applies),
-/// so a vector lies in one row and its bias vector is aligned.
+/// load phase beside its x (takes_vector_index), under L2 evict_last (load_kept_in_l2: the
+/// streaming x and out no longer push the bias out to DRAM; H200 fp32 bias + gelu 0.971-0.974 ->
+/// 0.981-0.982 x memcpy, bench/results/h200/bias_evict_last_ab_s39.txt). The elementwise engine
+/// then runs it, one-vector kernel included (24-32 registers, where the row walk holds 47-70).
+/// Vectors start at multiples of the vector width (x, out and bias aligned to it; cols a multiple
+/// of it: flat_bias_applies), so a vector lies in one row and its bias vector is aligned.
 template <class Activation, class T, class Out>
 struct flat_bias_op : forward_cost_hint_of<Activation> {
   static constexpr bool takes_element_index = true;
@@ -315,7 +317,7 @@ struct flat_bias_op : forward_cost_hint_of<Activation> {
   /// The bias of the Width columns from column `c`.
   template <int Width>
   CUACT_HOST_DEVICE vector_of<T, Width> load_vector_at(std::uint32_t c) const {
-    return *reinterpret_cast<const vector_of<T, Width>*>(bias + c);
+    return load_kept_in_l2(reinterpret_cast<const vector_of<T, Width>*>(bias + c));
   }
   /// The bias of the Width columns from element `first`'s.
   template <int Width>
