@@ -498,12 +498,9 @@ launch_shape sign_mask_launch_shape(const device_facts& device, const kernel_fac
 template <class T, class Activation>
 cudaError_t model_sign_mask_shape(int device, std::size_t n, launch_shape& shape) {
   device_facts device_info{};
-  if (const cudaError_t status = get_device_facts(device, device_info); status != cudaSuccess) {
-    return status;
-  }
   kernel_facts kernel_info{};
-  if (const cudaError_t status =
-          get_kernel_facts(sign_mask_forward_kernel<T, Activation>, device, kernel_info);
+  if (const cudaError_t status = get_launch_facts(sign_mask_forward_kernel<T, Activation>, device,
+                                                  device_info, kernel_info);
       status != cudaSuccess) {
     return status;
   }

@@ -268,10 +268,8 @@ cudaError_t run_bias_gradient(Op op, const T* x, const T* bias, const T* dy, T* 
   using held = held_vector_t<T, width>;
   device_facts device_info{};
   kernel_facts own{}, capped_facts{};
-  if (const cudaError_t status = get_device_facts(device, device_info); status != cudaSuccess) {
-    return status;
-  }
-  if (const cudaError_t status = get_kernel_facts(bias_gradient_kernel<params_t>, device, own);
+  if (const cudaError_t status =
+          get_launch_facts(bias_gradient_kernel<params_t>, device, device_info, own);
       status != cudaSuccess) {
     return status;
   }

@@ -796,6 +796,16 @@ inline launch_shape bulk_tile_launch_shape(const launch_shape& modelled, std::si
           staging_bytes};
 }
 
+/// The device's facts and the kernel's on it (both cached), what a launch shape is modelled from.
+template <class Params>
+cudaError_t get_launch_facts(void (*kernel)(Params), int device, device_facts& device_info,
+                             kernel_facts& kernel_info) {
+  if (const cudaError_t status = get_device_facts(device, device_info); status != cudaSuccess) {
+    return status;
+  }
+  return get_kernel_facts(kernel, device, kernel_info);
+}
+
 /// Reads the device's and the kernel's facts (cached) and returns the modelled shape.
 template <class Params>
 cudaError_t choose_launch_shape(void (*kernel)(Params), int device, cost_hint hint,
@@ -806,11 +816,8 @@ cudaError_t choose_launch_shape(void (*kernel)(Params), int device, cost_hint hi
                                 unsigned compute_bound_passes = default_compute_bound_passes,
                                 unsigned min_vectors_per_thread = 1) {
   device_facts device_info{};
-  if (const cudaError_t status = get_device_facts(device, device_info); status != cudaSuccess) {
-    return status;
-  }
   kernel_facts kernel_info{};
-  if (const cudaError_t status = get_kernel_facts(kernel, device, kernel_info);
+  if (const cudaError_t status = get_launch_facts(kernel, device, device_info, kernel_info);
       status != cudaSuccess) {
     return status;
   }

@@ -5,12 +5,12 @@
 /// the elementwise engine's one-value-per-element outputs cannot express.
 ///
 /// In the per-byte body each thread writes one mask byte: every thread's output is its own (no
-/// atomics, no warp collectives, so the body runs on the host too). Which 8 elements a byte holds is mask_layout's
-/// choice, made so that a warp's 32 threads read and write whole 16-byte vectors side by side: a
-/// byte of 8 consecutive fp32 elements made each thread's two 16-byte accesses 32 bytes apart
-/// across the warp (half of every sector per instruction), and the fp32 forward ran at 0.883 x
-/// memcpy on H200, 0.970 on H100 (bench/results/<gpu>/headline.txt, 2026-11-23); a word per
-/// thread (32 lines 128 bytes apart) had measured 0.475.
+/// atomics, no warp collectives, so the body runs on the host too). Which 8 elements a byte holds
+/// is mask_layout's choice, made so that a warp's 32 threads read and write whole 16-byte vectors
+/// side by side: a byte of 8 consecutive fp32 elements made each thread's two 16-byte accesses 32
+/// bytes apart across the warp (half of every sector per instruction), and the fp32 forward ran at
+/// 0.883 x memcpy on H200, 0.970 on H100 (bench/results/<gpu>/headline.txt, 2026-11-23); a word
+/// per thread (32 lines 128 bytes apart) had measured 0.475.
 ///
 /// Where a byte holds more than one vector (fp32, fp64), the full tiles of aligned arrays run
 /// staged instead: a block of staged_mask_threads threads takes that many consecutive vectors, one
