@@ -32,7 +32,7 @@ trap pack EXIT
 left() { echo $((deadline - (SECONDS - start))); }
 stamp() { echo "[$((SECONDS - start)) s] $*"; }
 
-export PATH="$PWD/python/.tools/bin:$PATH" CUACT_TORCH_FAMILY=1 MAX_JOBS=6
+export PATH="$PWD/python/.tools/bin:$PATH" CUACT_TORCH_FAMILY=1 MAX_JOBS=10  # ops_group0-9: one job each
 export TORCH_CUDA_ARCH_LIST=9.0 TORCH_EXTENSIONS_DIR=/tmp/cuact_torch_extensions
 wheel_pid=
 if [[ $steps == *" python "* ]] && ! ls /tmp/wheel/*.whl > /dev/null 2>&1; then

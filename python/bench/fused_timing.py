@@ -4,19 +4,20 @@
                                          [--ops swiglu_fwd,bias_gelu_fwd] [--dtypes float32,bfloat16]
                                          [--check-shape 64 4096] [--no-check] [--json out.json]
 
-One process, one GPU. cuact's entries of include/cuact/fused.cuh are built into a small extension
-with torch.utils.cpp_extension.load_inline (cached by torch; the name carries a hash of cuact's
-headers, so an edited header builds afresh). --shape is ROWS COLS of the output: SwiGLU's a, b
-(or the packed input, [ROWS, 2 * COLS]) and bias + GELU's x are that size, bias is [COLS].
+One process, one GPU. cuact runs as its users call it: the operators of cuact_torch
+(torch.ops.cuact's fused ops, include/cuact/torch_fused.cuh, which call include/cuact/fused.cuh),
+the installed package, else this checkout's, JIT-built. --shape is ROWS COLS of the output:
+SwiGLU's a, b (or the packed input, [ROWS, 2 * COLS]) and bias + GELU's x are that size, bias is
+[COLS].
 
 The ops (cuact call / eager, unfused / torch.compile):
-  swiglu_fwd         gated_forward(silu, a, b)      F.silu(a) * b
-  swiglu_fwd_packed  gated_forward_packed(silu, ab) F.silu(ab[:, :c]) * ab[:, c:]
-  swiglu_bwd         gated_backward(silu, a, b, dy) autograd.grad of F.silu(a) * b (graph built
-                                                    before timing: only the backward is timed)
-  swiglu_bwd_packed  gated_backward_packed          autograd.grad of the packed forward (chunk)
-  bias_gelu_fwd      bias_forward(gelu, x, bias)    F.gelu(x + bias)
-  bias_gelu_bwd      bias_backward(gelu, ...)       autograd.grad of F.gelu(x + bias): dx, dbias
+  swiglu_fwd         gated_silu(a, b)                   F.silu(a) * b
+  swiglu_fwd_packed  gated_silu_packed(ab)              F.silu(ab[:, :c]) * ab[:, c:]
+  swiglu_bwd         gated_silu_backward(dy, a, b)      autograd.grad of F.silu(a) * b (graph built
+                                                        before timing: only the backward is timed)
+  swiglu_bwd_packed  gated_silu_packed_backward(dy, ab) autograd.grad of the packed forward (chunk)
+  bias_gelu_fwd      bias_gelu(x, bias)                 F.gelu(x + bias)
+  bias_gelu_bwd      bias_gelu_backward(dy, x, bias)    autograd.grad of F.gelu(x + bias): dx, dbias
 torch.compile (default mode, fullgraph=True, dynamic=False) compiles the forward expression for a
 forward op; for a backward op, the explicit backward formula that eager autograd runs
 (aten.silu_backward / aten.gelu_backward and the products / column sum), checked against
@@ -49,7 +50,6 @@ or an op could not run.
 """
 import argparse
 import gc
-import hashlib
 import importlib.util
 import json
 import os
@@ -64,282 +64,20 @@ sys.path.insert(0, HERE)
 from _timer import timer  # noqa: E402
 
 
-# ---- the extension ------------------------------------------------------------------------------
+# ---- cuact's operators ----------------------------------------------------------------------
 
-def _load_paths_module():
-    """python/cuact_torch/_paths.py loaded by path: importing the cuact_torch package would load
-    (or JIT-build) its whole operator library, which this script does not need."""
-    path = os.path.join(HERE, "..", "cuact_torch", "_paths.py")
-    if not os.path.isfile(path):
-        return None
-    spec = importlib.util.spec_from_file_location("_cuact_fused_timing_paths", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_PATHS = _load_paths_module()
-# The flags of python/cuact_torch/_paths.py (NVCC_FLAGS), where that file is missing.
-_FALLBACK_NVCC_FLAGS = [
-    "-O3",
-    "-U__CUDA_NO_HALF_OPERATORS__",
-    "-U__CUDA_NO_HALF_CONVERSIONS__",
-    "-U__CUDA_NO_BFLOAT16_CONVERSIONS__",
-    "-U__CUDA_NO_HALF2_OPERATORS__",
-]
-
-
-def include_dir():
-    """$CUACT_INCLUDE, else <repo>/include (as cuact_torch._paths.include_dir)."""
-    if _PATHS is not None:
-        return _PATHS.include_dir()
-    for path in (os.environ.get("CUACT_INCLUDE"), os.path.join(HERE, "..", "..", "include")):
-        if path and os.path.isfile(os.path.join(path, "cuact", "cuact.cuh")):
-            return os.path.abspath(path)
-    raise RuntimeError("cuact headers not found; set CUACT_INCLUDE to cuact's include/ directory")
-
-
-def nvcc_flags():
-    flags = list(_PATHS.NVCC_FLAGS) if _PATHS is not None else list(_FALLBACK_NVCC_FLAGS)
-    if "-O3" not in flags:
-        flags.insert(0, "-O3")
-    return flags
-
-
-def header_files(root):
-    files = []
-    for directory, _, names in os.walk(os.path.join(root, "cuact")):
-        files.extend(os.path.join(directory, n) for n in names if n.endswith((".cuh", ".h")))
-    return sorted(files)
-
-
-CPP_SOURCE = r"""
-torch::Tensor swiglu_fwd(torch::Tensor a, torch::Tensor b);
-torch::Tensor swiglu_fwd_packed(torch::Tensor ab);
-std::vector<torch::Tensor> swiglu_bwd(torch::Tensor a, torch::Tensor b, torch::Tensor dy);
-torch::Tensor swiglu_bwd_packed(torch::Tensor ab, torch::Tensor dy);
-torch::Tensor bias_gelu_fwd(torch::Tensor x, torch::Tensor bias);
-std::vector<torch::Tensor> bias_gelu_bwd(torch::Tensor x, torch::Tensor bias, torch::Tensor dy);
-int64_t bias_gelu_bwd_workspace_bytes(int64_t rows, int64_t cols, bool bf16);
-"""
-
-CUDA_SOURCE = r"""
-#include <cuact/torch.cuh>  // cuact.cuh, and the operator library's helpers (cuact::torch_ops)
-
-#include <cstddef>
-#include <cstdint>
-#include <vector>
-
-namespace cuact_fused_timing {
-
-// The helpers cuact_torch's operators use: data_of, check_cuda, check_tensor, current_stream.
-using cuact::torch_ops::check_cuda;
-using cuact::torch_ops::check_tensor;
-using cuact::torch_ops::current_stream;
-using cuact::torch_ops::data_of;
-using cuact::torch_ops::type_tag;
-
-// float32 -> float, bfloat16 -> __nv_bfloat16, contiguous (the dtypes and layout this script
-// times; torch_ops::dispatch_dtype would build every op for float64 and float16 too).
-template <class F>
-void dispatch(const at::Tensor& t, const std::string& op, F&& f) {
-  TORCH_CHECK(t.is_contiguous(), op, ": expected a contiguous tensor");
-  switch (t.scalar_type()) {
-    case at::kFloat:
-      f(type_tag<float>{});
-      return;
-    case at::kBFloat16:
-      f(type_tag<__nv_bfloat16>{});
-      return;
-    default:
-      TORCH_CHECK(false, op, ": expected float32 or bfloat16, got ", t.scalar_type());
-  }
-}
-
-// A further operand: a contiguous CUDA tensor on `first`'s device, of its dtype, with `elements`
-// elements.
-inline void check_like(const at::Tensor& t, const at::Tensor& first, int64_t elements,
-                       const std::string& op, const char* arg) {
-  check_tensor(t, op, arg);
-  TORCH_CHECK(t.is_contiguous(), op, ": expected a contiguous tensor for ", arg);
-  TORCH_CHECK(t.device() == first.device(), op, ": ", arg, " is on another device");
-  TORCH_CHECK(t.scalar_type() == first.scalar_type(), op, ": ", arg, " has dtype ",
-              t.scalar_type(), ", expected ", first.scalar_type());
-  TORCH_CHECK(t.numel() == elements, op, ": ", arg, " has ", t.numel(), " elements, expected ",
-              elements);
-}
-
-template <class T>
-T* data(const at::Tensor& t) {
-  return data_of<T>(t);
-}
-inline cudaStream_t stream() { return current_stream(); }
-
-}  // namespace cuact_fused_timing
-
-using cuact_fused_timing::check_cuda;
-using cuact_fused_timing::check_like;
-using cuact_fused_timing::check_tensor;
-using cuact_fused_timing::data;
-using cuact_fused_timing::dispatch;
-using cuact_fused_timing::stream;
-
-// out = silu(a) * b, elementwise over a and b of the same size.
-torch::Tensor swiglu_fwd(torch::Tensor a, torch::Tensor b) {
-  const char* op = "swiglu_fwd";
-  check_tensor(a, op, "a");
-  check_like(b, a, a.numel(), op, "b");
-  const c10::cuda::CUDAGuard guard(a.device());
-  at::Tensor out = at::empty(a.sizes(), a.options());
-  dispatch(a, op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    check_cuda(cuact::gated_forward(cuact::silu{}, data<const T>(a), data<const T>(b),
-                                    data<T>(out), static_cast<std::size_t>(a.numel()), stream()),
-               op);
-  });
-  return out;
-}
-
-// ab [rows, 2 * cols] -> out [rows, cols] = silu(ab[:, :cols]) * ab[:, cols:].
-torch::Tensor swiglu_fwd_packed(torch::Tensor ab) {
-  const char* op = "swiglu_fwd_packed";
-  check_tensor(ab, op, "ab");
-  TORCH_CHECK(ab.dim() == 2 && ab.size(1) % 2 == 0, op, ": ab must be [rows, 2 * cols]");
-  const int64_t rows = ab.size(0), cols = ab.size(1) / 2;
-  const c10::cuda::CUDAGuard guard(ab.device());
-  at::Tensor out = at::empty({rows, cols}, ab.options());
-  dispatch(ab, op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    check_cuda(cuact::gated_forward_packed(cuact::silu{}, data<const T>(ab), data<T>(out),
-                                           static_cast<std::size_t>(rows),
-                                           static_cast<std::size_t>(cols),
-                                           cuact::gate_half::first, stream()),
-               op);
-  });
-  return out;
-}
-
-// (da, db) = (dy * b * silu'(a), dy * silu(a)).
-std::vector<torch::Tensor> swiglu_bwd(torch::Tensor a, torch::Tensor b, torch::Tensor dy) {
-  const char* op = "swiglu_bwd";
-  check_tensor(a, op, "a");
-  check_like(b, a, a.numel(), op, "b");
-  check_like(dy, a, a.numel(), op, "dy");
-  const c10::cuda::CUDAGuard guard(a.device());
-  at::Tensor da = at::empty(a.sizes(), a.options());
-  at::Tensor db = at::empty(a.sizes(), a.options());
-  dispatch(a, op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    check_cuda(cuact::gated_backward(cuact::silu{}, data<const T>(a), data<const T>(b),
-                                     data<const T>(dy), data<T>(da), data<T>(db),
-                                     static_cast<std::size_t>(a.numel()), stream()),
-               op);
-  });
-  return {da, db};
-}
-
-// dab [rows, 2 * cols]: da in the first half of each row, db in the second; dy [rows, cols].
-torch::Tensor swiglu_bwd_packed(torch::Tensor ab, torch::Tensor dy) {
-  const char* op = "swiglu_bwd_packed";
-  check_tensor(ab, op, "ab");
-  TORCH_CHECK(ab.dim() == 2 && ab.size(1) % 2 == 0, op, ": ab must be [rows, 2 * cols]");
-  const int64_t rows = ab.size(0), cols = ab.size(1) / 2;
-  check_like(dy, ab, rows * cols, op, "dy");
-  const c10::cuda::CUDAGuard guard(ab.device());
-  at::Tensor dab = at::empty(ab.sizes(), ab.options());
-  dispatch(ab, op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    check_cuda(cuact::gated_backward_packed(cuact::silu{}, data<const T>(ab), data<const T>(dy),
-                                            data<T>(dab), static_cast<std::size_t>(rows),
-                                            static_cast<std::size_t>(cols),
-                                            cuact::gate_half::first, stream()),
-               op);
-  });
-  return dab;
-}
-
-// out[r, c] = gelu(x[r, c] + bias[c]) (erf GELU), x [rows, cols], bias [cols].
-torch::Tensor bias_gelu_fwd(torch::Tensor x, torch::Tensor bias) {
-  const char* op = "bias_gelu_fwd";
-  check_tensor(x, op, "x");
-  TORCH_CHECK(x.dim() == 2, op, ": x must be [rows, cols]");
-  const int64_t rows = x.size(0), cols = x.size(1);
-  check_like(bias, x, cols, op, "bias");
-  const c10::cuda::CUDAGuard guard(x.device());
-  at::Tensor out = at::empty(x.sizes(), x.options());
-  dispatch(x, op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    check_cuda(cuact::bias_forward(cuact::gelu{}, data<const T>(x), data<const T>(bias),
-                                   data<T>(out), static_cast<std::size_t>(rows),
-                                   static_cast<std::size_t>(cols), stream()),
-               op);
-  });
-  return out;
-}
-
-// (dx, dbias): dx = dy * gelu'(x + bias), dbias = dx summed over the rows. The workspace (the
-// partial column sums) comes from PyTorch's caching allocator on the current stream.
-std::vector<torch::Tensor> bias_gelu_bwd(torch::Tensor x, torch::Tensor bias, torch::Tensor dy) {
-  const char* op = "bias_gelu_bwd";
-  check_tensor(x, op, "x");
-  TORCH_CHECK(x.dim() == 2, op, ": x must be [rows, cols]");
-  const int64_t rows = x.size(0), cols = x.size(1);
-  check_like(bias, x, cols, op, "bias");
-  check_like(dy, x, rows * cols, op, "dy");
-  const c10::cuda::CUDAGuard guard(x.device());
-  at::Tensor dx = at::empty(x.sizes(), x.options());
-  at::Tensor dbias = at::empty({cols}, x.options());
-  dispatch(x, op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const std::size_t bytes = cuact::bias_backward_workspace_bytes<T>(
-        static_cast<std::size_t>(rows), static_cast<std::size_t>(cols));
-    at::Tensor workspace =
-        at::empty({static_cast<int64_t>(bytes)}, x.options().dtype(at::kByte));
-    check_cuda(cuact::bias_backward(cuact::gelu{}, data<const T>(x), data<const T>(bias),
-                                    data<const T>(dy), data<T>(dx), data<T>(dbias),
-                                    static_cast<std::size_t>(rows),
-                                    static_cast<std::size_t>(cols), workspace.data_ptr(), bytes,
-                                    stream()),
-               op);
-  });
-  return {dx, dbias};
-}
-
-// Bytes of bias_gelu_bwd's workspace (the partial sums), for the byte count of a call.
-int64_t bias_gelu_bwd_workspace_bytes(int64_t rows, int64_t cols, bool bf16) {
-  const auto r = static_cast<std::size_t>(rows), c = static_cast<std::size_t>(cols);
-  return static_cast<int64_t>(bf16 ? cuact::bias_backward_workspace_bytes<__nv_bfloat16>(r, c)
-                                   : cuact::bias_backward_workspace_bytes<float>(r, c));
-}
-"""
-
-FUNCTIONS = ["swiglu_fwd", "swiglu_fwd_packed", "swiglu_bwd", "swiglu_bwd_packed", "bias_gelu_fwd",
-             "bias_gelu_bwd", "bias_gelu_bwd_workspace_bytes"]
-
-
-def build_extension(verbose=False):
-    """load_inline of CUDA_SOURCE; the name hashes the sources, the flags and every cuact header
-    (load_inline alone would not see an edited header)."""
-    from torch.utils.cpp_extension import load_inline
-
-    include = include_dir()
-    flags = nvcc_flags()
-    digest = hashlib.sha1()
-    for text in (CPP_SOURCE, CUDA_SOURCE, "\0".join(flags)):
-        digest.update(text.encode() + b"\0")
-    for path in header_files(include):
-        with open(path, "rb") as f:
-            digest.update(os.path.relpath(path, include).encode() + b"\0" + f.read())
-    return load_inline(
-        name="cuact_fused_timing_" + digest.hexdigest()[:12],
-        cpp_sources=CPP_SOURCE,
-        cuda_sources=CUDA_SOURCE,
-        functions=FUNCTIONS,
-        extra_include_paths=[include],
-        extra_cflags=["-O3"],
-        extra_cuda_cflags=flags,
-        verbose=verbose,
-    )
+def load_ops(verbose=False):
+    """torch.ops.cuact with its fused ops (include/cuact/torch_fused.cuh): the installed cuact_torch,
+    else the package of this checkout, JIT-built (cached by content hash)."""
+    if verbose:
+        os.environ["CUACT_TORCH_VERBOSE"] = "1"
+    if importlib.util.find_spec("cuact_torch") is None:
+        sys.path.insert(0, os.path.join(HERE, ".."))
+    import cuact_torch
+    missing = [n for n in ("silu", "gelu") if n not in cuact_torch.FUSED]
+    if missing:
+        raise RuntimeError(f"cuact_torch ({cuact_torch.LOADED_FROM}) has no fused ops for {missing}")
+    return cuact_torch
 
 
 # ---- torch references --------------------------------------------------------------------------
@@ -420,10 +158,10 @@ class Op:
         self.label = label
         self.backward = backward
         self.make = make      # (rows, cols, dtype) -> inputs
-        self.cuact = cuact    # (ext, *inputs) -> tensor or tensors
+        self.cuact = cuact    # (*inputs) -> tensor or tensors: the torch.ops.cuact call
         self.ref = ref        # what torch.compile compiles (and the formula a backward checks)
         self.eager = eager    # (*inputs) -> a call of torch eager
-        self.nbytes = nbytes  # (ext, rows, cols, dtype) -> bytes read + written by one cuact call
+        self.nbytes = nbytes  # (rows, cols, dtype) -> bytes read + written by one cuact call
         self.ref16 = ref16    # cuact's semantics in float32, its check's reference for 16-bit data
 
 
@@ -431,41 +169,41 @@ def _size(dtype):
     return torch.empty((), dtype=dtype).element_size()
 
 
-def _bias_bwd_bytes(ext, rows, cols, dtype):
+def _bias_bwd_bytes(rows, cols, dtype):
     s = _size(dtype)
-    partial = ext.bias_gelu_bwd_workspace_bytes(rows, cols, dtype == torch.bfloat16)
+    partial = torch.ops.cuact._bias_backward_workspace_bytes(rows, cols, dtype)
     return 3 * rows * cols * s + 2 * cols * s + 2 * partial
 
 
 OPS = [
     Op("swiglu_fwd", "swiglu fwd (separate a, b)", False,
        lambda r, c, d: (_randn(d, r, c), _randn(d, r, c)),
-       lambda ext, a, b: ext.swiglu_fwd(a, b),
+       lambda a, b: torch.ops.cuact.gated_silu(a, b),
        swiglu_ref, _forward_eager(swiglu_ref),
-       lambda ext, r, c, d: 3 * r * c * _size(d)),
+       lambda r, c, d: 3 * r * c * _size(d)),
     Op("swiglu_fwd_packed", "swiglu fwd (packed)", False,
        lambda r, c, d: (_randn(d, r, 2 * c),),
-       lambda ext, ab: ext.swiglu_fwd_packed(ab),
+       lambda ab: torch.ops.cuact.gated_silu_packed(ab),
        swiglu_packed_ref, _forward_eager(swiglu_packed_ref),
-       lambda ext, r, c, d: 3 * r * c * _size(d)),
+       lambda r, c, d: 3 * r * c * _size(d)),
     Op("swiglu_bwd", "swiglu bwd (separate a, b)", True,
        lambda r, c, d: (_randn(d, r, c), _randn(d, r, c), _randn(d, r, c)),
-       lambda ext, a, b, dy: ext.swiglu_bwd(a, b, dy),
+       lambda a, b, dy: torch.ops.cuact.gated_silu_backward(dy, a, b),
        swiglu_bwd_formula, _autograd_eager(swiglu_ref, 2),
-       lambda ext, r, c, d: 5 * r * c * _size(d)),
+       lambda r, c, d: 5 * r * c * _size(d)),
     Op("swiglu_bwd_packed", "swiglu bwd (packed)", True,
        lambda r, c, d: (_randn(d, r, 2 * c), _randn(d, r, c)),
-       lambda ext, ab, dy: ext.swiglu_bwd_packed(ab, dy),
+       lambda ab, dy: torch.ops.cuact.gated_silu_packed_backward(dy, ab),
        swiglu_bwd_packed_formula, _autograd_eager(_swiglu_packed_chunk, 1),
-       lambda ext, r, c, d: 5 * r * c * _size(d)),
+       lambda r, c, d: 5 * r * c * _size(d)),
     Op("bias_gelu_fwd", "bias+gelu fwd", False,
        lambda r, c, d: (_randn(d, r, c), _randn(d, c)),
-       lambda ext, x, bias: ext.bias_gelu_fwd(x, bias),
+       lambda x, bias: torch.ops.cuact.bias_gelu(x, bias),
        bias_gelu_ref, _forward_eager(bias_gelu_ref),
-       lambda ext, r, c, d: 2 * r * c * _size(d) + c * _size(d), bias_gelu_float),
+       lambda r, c, d: 2 * r * c * _size(d) + c * _size(d), bias_gelu_float),
     Op("bias_gelu_bwd", "bias+gelu bwd (dx, dbias)", True,
        lambda r, c, d: (_randn(d, r, c), _randn(d, c), _randn(d, r, c)),
-       lambda ext, x, bias, dy: ext.bias_gelu_bwd(x, bias, dy),
+       lambda x, bias, dy: torch.ops.cuact.bias_gelu_backward(dy, x, bias),
        bias_gelu_bwd_formula, _autograd_eager(bias_gelu_ref, 2),
        _bias_bwd_bytes, bias_gelu_bwd_float),
 ]
@@ -496,7 +234,7 @@ def _short_error(e):
 
 # ---- correctness -------------------------------------------------------------------------------
 
-def check_op(ext, op, dtype, rows, cols):
+def check_op(op, dtype, rows, cols):
     """cuact against eager autograd (and, for a backward, the compiled formula run eagerly):
     returns (ok, message)."""
     tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=2e-2, atol=2e-2)
@@ -508,7 +246,7 @@ def check_op(ext, op, dtype, rows, cols):
         cuact_want = eager
         if dtype != torch.float32 and op.ref16 is not None:
             cuact_want = _as_tuple(op.ref16(*inputs))
-        candidates = [("cuact", _as_tuple(op.cuact(ext, *inputs)), cuact_want)]
+        candidates = [("cuact", _as_tuple(op.cuact(*inputs)), cuact_want)]
         if op.backward:
             candidates.append(("formula", _as_tuple(op.ref(*inputs)), eager))
         for who, got, want in candidates:
@@ -529,7 +267,7 @@ def check_op(ext, op, dtype, rows, cols):
 
 # ---- timing ------------------------------------------------------------------------------------
 
-def time_op(ext, op, dtype, rows, cols, time_ms):
+def time_op(op, dtype, rows, cols, time_ms):
     """(cuact ms, eager ms, compile ms, errors, peak GB); a variant that fails is None."""
     errors = []
     times = {}
@@ -549,7 +287,7 @@ def time_op(ext, op, dtype, rows, cols, time_ms):
         try:
             if variant == "cuact":
                 def fn():
-                    return op.cuact(ext, *inputs)
+                    return op.cuact(*inputs)
             elif variant == "eager":
                 fn = op.eager(*inputs)
             else:
@@ -618,9 +356,9 @@ def main():
     print(f"{device}, torch {torch.__version__}, CUDA {torch.version.cuda}, "
           f"{torch.cuda.get_device_properties(0).total_memory / 2**30:.1f} GiB")
     started = time.perf_counter()
-    ext = build_extension(verbose=args.verbose_build)
-    print(f"extension built/loaded in {time.perf_counter() - started:.1f} s "
-          f"(cuact headers from {include_dir()})", flush=True)
+    cuact_torch = load_ops(verbose=args.verbose_build)
+    print(f"cuact_torch ({cuact_torch.LOADED_FROM}) loaded in {time.perf_counter() - started:.1f} s, "
+          f"headers from {cuact_torch.include_dir()}", flush=True)
     torch.set_grad_enabled(False)  # eager backward setups enable it for their forward graph
 
     status = 0
@@ -631,7 +369,7 @@ def main():
               "(float32 rtol=atol=1e-5, bfloat16 2e-2; backward ops: also the compiled formula)")
         for dtype_name in dtypes:
             for op in ops:
-                ok, message = check_op(ext, op, getattr(torch, dtype_name), crows, ccols)
+                ok, message = check_op(op, getattr(torch, dtype_name), crows, ccols)
                 checks.append(dict(op=op.name, dtype=dtype_name, ok=ok, message=message))
                 print(f"  {op.name:18s} {dtype_name:9s} {'ok' if ok else 'FAILED: ' + message}",
                       flush=True)
@@ -664,8 +402,8 @@ def main():
         print(f"| copy (y.copy_(x)) | {dtype_name} | {_ms(copy_ms)} | | | | | "
               f"{'n/a' if copy_gbs is None else f'{copy_gbs:.0f}'} | 1.00x |", flush=True)
         for op in ops:
-            t_cuact, t_eager, t_compile, errors, peak = time_op(ext, op, dtype, rows, cols, time_ms)
-            nbytes = op.nbytes(ext, rows, cols, dtype)
+            t_cuact, t_eager, t_compile, errors, peak = time_op(op, dtype, rows, cols, time_ms)
+            nbytes = op.nbytes(rows, cols, dtype)
             gbs = None if t_cuact is None else nbytes / t_cuact / 1e6
             row = dict(op=op.name, label=op.label, dtype=dtype_name, backward=op.backward,
                        bytes=nbytes, cuact_ms=t_cuact, eager_ms=t_eager, compile_ms=t_compile,

@@ -7,6 +7,12 @@
     dx = torch.ops.cuact.selu_backward(dy, x)
     cuact_torch.selu(x)                     # the same ops, as module attributes
 
+    out = torch.ops.cuact.gated_silu(a, b)  # fused: silu(a) * b (SwiGLU) in one pass, autograd
+    out = torch.ops.cuact.gated_silu_packed(ab)                        # ab [..., 2c] -> [..., c]
+    out = torch.ops.cuact.gated_sigmoid_packed(ab, activate_first=False)   # torch.nn.GLU
+    out = torch.ops.cuact.bias_gelu(x, bias)                           # gelu(x + bias[x's last dim])
+    cuact_torch.FUSED                       # the activations with fused ops
+
     swish = cuact_torch.activation("swish", "x / (C(1) + exp(-x))",
                                    derivative="C s = C(1) / (C(1) + exp(-x)); return s * (C(1) + x * (C(1) - s));")
     y = swish(x)                            # torch.ops.cuact_user.swish, JIT-compiled once, cached on disk
@@ -16,20 +22,23 @@ CUACT_TORCH_JIT=1) a JIT build through torch.utils.cpp_extension.load, cached by
 """
 import torch
 
-from . import _load
+from . import _fakes, _load
 from ._fakes import register_fakes
 from ._paths import include_dir
 from .custom import activation
 
-__all__ = ["FAMILIES", "LOADED_FROM", "activation", "include_dir", "register_fakes", "ops"]
+__all__ = ["FAMILIES", "FUSED", "LOADED_FROM", "activation", "include_dir", "register_fakes", "ops"]
 
 LOADED_FROM = _load.load()  # "installed" or "jit"
-FAMILIES = register_fakes("cuact")  # e.g. ["relu", "selu"]
+FAMILIES = register_fakes("cuact")  # e.g. ["relu", "selu"]; the fused ops' fakes too
+FUSED = _fakes.discover_fused("cuact")  # e.g. ["relu", "sigmoid", "silu", "gelu", "gelu_tanh"]
 ops = torch.ops.cuact
 
-for _name in FAMILIES:
-    for _suffix in ("", "_", "_backward", "_backward_from_output"):
-        if hasattr(ops, _name + _suffix):
-            globals()[_name + _suffix] = getattr(ops, _name + _suffix)
-            __all__.append(_name + _suffix)
-del _name, _suffix
+_names = [n + s for n in FAMILIES for s in ("", "_", "_backward", "_backward_from_output")]
+_names += [op.format(n) + s for n in FUSED for op in ("gated_{}", "gated_{}_packed", "bias_{}")
+           for s in ("", "_backward")]
+for _name in _names:
+    if hasattr(ops, _name):
+        globals()[_name] = getattr(ops, _name)
+        __all__.append(_name)
+del _name, _names

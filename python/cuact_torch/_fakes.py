@@ -1,7 +1,8 @@
-"""Fake (meta) implementations of cuact op families, for torch.compile and FakeTensor.
+"""Fake (meta) implementations of cuact op families and fused ops, for torch.compile and FakeTensor.
 
-They are Python so that symbolic shapes work; their layout rule is the one of the C++ kernels
-(include/cuact/torch.cuh: flat_dense, empty_output, gradient_kernel). Keep the two in step.
+They are Python so that symbolic shapes work; their layout rules are the ones of the C++ kernels
+(include/cuact/torch.cuh: flat_dense, empty_output, gradient_kernel; include/cuact/torch_fused.cuh:
+flat_alike for the gated op, contiguous results for the packed and bias ops). Keep them in step.
 """
 import torch
 
@@ -64,6 +65,84 @@ def _make_fake_backward(qualname, saved_name):
     return fake_backward
 
 
+# ---- the fused ops (torch_fused.cuh) ----
+
+def _fake_gated(qualname):
+    def fake(a, b, *params):
+        _check_like(b, a, qualname, "b", "a")
+        flat = _flat_dense(a.shape, a.stride()) and tuple(b.stride()) == tuple(a.stride())
+        return _empty(a, flat)
+    return fake
+
+
+def _fake_gated_backward(qualname):
+    def fake(grad, a, b, *params):
+        _check_like(b, a, qualname, "b", "a")
+        _check_like(grad, a, qualname, "grad", "a")
+        flat = (_flat_dense(a.shape, a.stride()) and tuple(b.stride()) == tuple(a.stride())
+                and tuple(grad.stride()) == tuple(a.stride()))
+        return _empty(a, flat), _empty(a, flat)
+    return fake
+
+
+def _check_packed(ab, qualname):
+    torch._check(ab.dim() >= 1, lambda: f"{qualname}: expected ab with at least one dimension, got a scalar")
+    torch._check(ab.shape[-1] % 2 == 0,
+                 lambda: f"{qualname}: expected the last dimension of ab to be even (the two halves a "
+                 f"and b side by side), got {ab.shape[-1]}")
+    return (*ab.shape[:-1], ab.shape[-1] // 2)
+
+
+def _fake_packed(qualname):
+    def fake(ab, *params, activate_first=True):
+        return ab.new_empty(_check_packed(ab, qualname))
+    return fake
+
+
+def _fake_packed_backward(qualname):
+    def fake(grad, ab, *params, activate_first=True):
+        half = _check_packed(ab, qualname)
+        torch._check(tuple(grad.shape) == tuple(half),
+                     lambda: f"{qualname}: expected grad of size {list(half)} (ab's with its last "
+                     f"dimension halved), got {list(grad.shape)}")
+        return ab.new_empty(ab.shape)
+    return fake
+
+
+def _check_bias(x, bias, qualname):
+    torch._check(x.dim() >= 1, lambda: f"{qualname}: expected x with at least one dimension, got a scalar")
+    torch._check(bias.device == x.device,
+                 lambda: f"{qualname}: expected all tensors on the same device, but x is on "
+                 f"{x.device} and bias on {bias.device}")
+    torch._check(bias.dtype == x.dtype,
+                 lambda: f"{qualname}: expected bias of dtype {x.dtype} like x, got {bias.dtype}")
+    torch._check(bias.dim() == 1 and bias.shape[0] == x.shape[-1],
+                 lambda: f"{qualname}: expected bias of size [{x.shape[-1]}] (x's last dimension), "
+                 f"got {list(bias.shape)}")
+
+
+def _fake_bias(qualname):
+    def fake(x, bias, *params):
+        _check_bias(x, bias, qualname)
+        return x.new_empty(x.shape)
+    return fake
+
+
+def _fake_bias_backward(qualname):
+    def fake(grad, x, bias, *params):
+        _check_bias(x, bias, qualname)
+        _check_like(grad, x, qualname, "grad", "x")
+        return x.new_empty(x.shape), bias.new_empty(bias.shape)
+    return fake
+
+
+def _register(fakes):
+    for op, fn in fakes:
+        if op not in _registered:
+            torch.library.register_fake(op, fn)
+            _registered.add(op)
+
+
 def _op_exists(namespace, name, overload="default"):
     packet = getattr(getattr(torch.ops, namespace), name, None)
     return packet is not None and overload in packet.overloads()
@@ -83,16 +162,55 @@ def discover(namespace):
     return sorted(names)
 
 
-def register_fakes(namespace, names=None):
-    """Registers fakes for the op families `names` (default: all found) of `namespace`.
+def discover_fused(namespace):
+    """Names of the activations whose fused ops are in `namespace` (gated_NAME, gated_NAME_packed
+    and bias_NAME, as CUACT_TORCH_FUSED_OPS defines them)."""
+    if namespace == "cuact" and _op_exists("cuact", "_fused"):
+        return torch.ops.cuact._fused().split(",")
+    names = []
+    prefix = namespace + "::gated_"
+    for qualname in torch._C._dispatch_get_all_op_names():
+        if qualname.startswith(prefix) and qualname.endswith("_packed") and "." not in qualname:
+            name = qualname[len(prefix):-len("_packed")]
+            if _op_exists(namespace, "gated_" + name) and _op_exists(namespace, "bias_" + name):
+                names.append(name)
+    return sorted(names)
 
-    For families defined in C++ with CUACT_TORCH_OP_FAMILY; call once after loading the library.
-    Returns the family names.
+
+def register_fused_fakes(namespace, names=None):
+    """Registers fakes for the fused ops of the activations `names` (default: all found) of
+    `namespace`: those CUACT_TORCH_FUSED_OPS (include/cuact/torch_fused.cuh) defines. Returns the
+    names."""
+    if names is None:
+        names = discover_fused(namespace)
+    elif isinstance(names, str):
+        names = [names]
+    for name in names:
+        gated, bias = f"{namespace}::gated_{name}", f"{namespace}::bias_{name}"
+        packed = gated + "_packed"
+        fakes = [(gated, _fake_gated(gated)), (packed, _fake_packed(packed)), (bias, _fake_bias(bias))]
+        if _op_exists(namespace, f"gated_{name}_backward"):
+            fakes += [(gated + "_backward", _fake_gated_backward(gated + "_backward")),
+                      (packed + "_backward", _fake_packed_backward(packed + "_backward")),
+                      (bias + "_backward", _fake_bias_backward(bias + "_backward"))]
+        _register(fakes)
+    return list(names)
+
+
+def register_fakes(namespace, names=None):
+    """Registers fakes for the op families `names` (default: all found) of `namespace`, and for
+    the fused ops of those names (default: all found) where they exist.
+
+    For families defined in C++ with CUACT_TORCH_OP_FAMILY and fused ops defined with
+    CUACT_TORCH_FUSED_OPS; call once after loading the library. Returns the family names.
     """
     if names is None:
         names = discover(namespace)
-    elif isinstance(names, str):
-        names = [names]
+        register_fused_fakes(namespace)
+    else:
+        names = [names] if isinstance(names, str) else list(names)
+        register_fused_fakes(namespace, [n for n in names if _op_exists(namespace, "gated_" + n)])
+        names = [n for n in names if _op_exists(namespace, n)]
     for name in names:
         qual = f"{namespace}::{name}"
         fakes = [
@@ -105,8 +223,5 @@ def register_fakes(namespace, names=None):
         if _op_exists(namespace, name + "_backward_from_output"):
             fakes.append((qual + "_backward_from_output",
                           _make_fake_backward(qual + "_backward_from_output", "y")))
-        for op, fn in fakes:
-            if op not in _registered:
-                torch.library.register_fake(op, fn)
-                _registered.add(op)
+        _register(fakes)
     return list(names)

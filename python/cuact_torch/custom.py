@@ -19,7 +19,7 @@ def _body(expression):
 
 
 def source(name, forward, derivative=None, derivative_from_output=None, params=None,
-           namespace="cuact_user", heavy=None):
+           namespace="cuact_user", heavy=None, fused=False):
     """The CUDA source `activation` compiles (public so you can read or vendor it)."""
     params = dict(params or {})
     for ident in [name, namespace, *params]:
@@ -28,7 +28,7 @@ def source(name, forward, derivative=None, derivative_from_output=None, params=N
     members = "".join(f"  double {p} = {float(v)!r};\n" for p, v in params.items())
     schema = ", ".join(f"float {p}={float(v)!r}" for p, v in params.items())
     lines = [
-        "#include <cuact/torch.cuh>",
+        "#include <cuact/torch_fused.cuh>" if fused else "#include <cuact/torch.cuh>",
         "#include <cmath>",
         "",
         "namespace {",
@@ -54,6 +54,8 @@ def source(name, forward, derivative=None, derivative_from_output=None, params=N
         "",
         f"TORCH_LIBRARY_FRAGMENT({namespace}, m) {{",
         f"  CUACT_TORCH_OP_FAMILY(m, {namespace}, {name}, {name}_activation, \"{schema}\");",
+        f"  CUACT_TORCH_FUSED_OPS(m, {namespace}, {name}, {name}_activation, \"{schema}\");"
+        if fused else None,
         "}",
         "",
     ]
@@ -61,7 +63,7 @@ def source(name, forward, derivative=None, derivative_from_output=None, params=N
 
 
 def activation(name, forward, derivative=None, derivative_from_output=None, params=None,
-               namespace="cuact_user", heavy=None, verbose=False):
+               namespace="cuact_user", heavy=None, fused=False, verbose=False):
     """Compiles an activation written as C++ expressions into the op family `namespace::name`.
 
     forward: an expression in `x` of the compute type `C` (float for float32/float16/bfloat16,
@@ -72,6 +74,9 @@ def activation(name, forward, derivative=None, derivative_from_output=None, para
     params: {"alpha": 1.0, ...}: double members usable in the expressions, op parameters with
         these defaults (schema `float alpha=1.0`).
     heavy: the cost hint (True for tens of instructions per element); None lets cuact estimate.
+    fused: also define the fused ops (include/cuact/torch_fused.cuh): gated_NAME(a, b) = act(a) * b,
+        gated_NAME_packed(ab, activate_first=True), bias_NAME(x, bias) = act(x + bias), and with a
+        derivative their _backward ops and autograd.
 
     One fused kernel per call; built with torch.utils.cpp_extension.load_inline and cached on disk
     (TORCH_EXTENSIONS_DIR) under a hash of the source, so later processes load it without
@@ -80,7 +85,7 @@ def activation(name, forward, derivative=None, derivative_from_output=None, para
     """
     from torch.utils.cpp_extension import load_inline
 
-    src = source(name, forward, derivative, derivative_from_output, params, namespace, heavy)
+    src = source(name, forward, derivative, derivative_from_output, params, namespace, heavy, fused)
     cuda_flags = _paths.NVCC_FLAGS
     digest = hashlib.sha1((src + "\0".join(cuda_flags)).encode())
     for header in _paths.header_files():

@@ -2,6 +2,8 @@
 
 REFERENCE[name] = (fn(x, *params), [parameter tuples to test]); the first tuple is the default.
 """
+import math
+
 import torch
 import torch.nn.functional as F
 
@@ -30,12 +32,27 @@ REFERENCE = {
     "threshold": (lambda x, t=0.5, v=-2.0: F.threshold(x, t, v), [(0.5, -2.0), (-1.0, 3.0)]),
 }
 
+def _gelu_exact(x):
+    """0.5 x erfc(-x / sqrt 2): PyTorch's 0.5 x (1 + erf(x / sqrt 2)) cancels for negative x (in
+    float64 F.gelu(-10.0) is 0.0, the value -7.6e-23)."""
+    return torch.where(torch.isinf(x), F.gelu(x), 0.5 * x * torch.special.erfc(-x * 0.5**0.5))
+
+
+def _gelu_tanh_exact(x):
+    """x sigmoid(2u), u = sqrt(2 / pi) (x + 0.044715 x^3): PyTorch's 0.5 x (1 + tanh u) cancels
+    where tanh u is near -1."""
+    u = (2 / math.pi) ** 0.5 * (x + 0.044715 * x * x * x)
+    return torch.where(torch.isinf(x), F.gelu(x, approximate="tanh"), x * torch.sigmoid(2 * u))
+
+
 # Where PyTorch's own kernel is not exact in float64, the formula it rounds (tests only): its CUDA
 # hardsigmoid/hardswish multiply by a float 1/6 in every dtype (F.hardsigmoid(0.0) in float64 is
-# 0.5000000149), which cuact does not copy.
+# 0.5000000149), which cuact does not copy; its GELUs cancel for negative x.
 EXACT_FLOAT64 = {
     "hardsigmoid": lambda x: torch.clamp(x + 3, 0, 6) / 6,
     "hardswish": lambda x: x * torch.clamp(x + 3, 0, 6) / 6,
+    "gelu": _gelu_exact,
+    "gelu_tanh": _gelu_tanh_exact,
 }
 
 # Points where the activation is not differentiable (for gradcheck inputs to avoid), as a

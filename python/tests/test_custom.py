@@ -1,5 +1,6 @@
 """cuact_torch.activation: a user activation from C++ expressions, through CUACT_TORCH_OP_FAMILY
-(include/cuact/torch.cuh) and load_inline. Skipped without torch or a CUDA device."""
+(include/cuact/torch.cuh), its fused ops through CUACT_TORCH_FUSED_OPS (torch_fused.cuh), and
+load_inline. Skipped without torch or a CUDA device."""
 from _pytest_compat import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed")
@@ -14,6 +15,7 @@ SWISH = cuact_torch.activation(
     derivative="C s = C(1) / (C(1) + exp(-C(beta) * x)); return s + C(beta) * x * s * (C(1) - s);",
     params={"beta": 1.0},
     namespace="cuact_test",
+    fused=True,  # gated_swish_test, gated_swish_test_packed, bias_swish_test and their backwards
 )
 NO_GRAD = cuact_torch.activation("softsign_test", "x / (C(1) + fabs(x))", namespace="cuact_test")
 ops = torch.ops.cuact_test
@@ -65,10 +67,30 @@ def test_opcheck_and_compile():
     torch.testing.assert_close(g, gr)
 
 
+def test_fused_ops_of_a_user_activation():
+    g = torch.Generator(device="cuda").manual_seed(3)
+    a, b = (torch.randn(64, 24, device="cuda", dtype=torch.float64, generator=g) * 3 for _ in range(2))
+    bias = torch.randn(24, device="cuda", dtype=torch.float64, generator=g)
+    torch.testing.assert_close(ops.gated_swish_test(a, b, 1.3), swish_ref(a, 1.3) * b)
+    torch.testing.assert_close(ops.gated_swish_test_packed(torch.cat([a, b], -1), 1.3), swish_ref(a, 1.3) * b)
+    torch.testing.assert_close(ops.gated_swish_test_packed(torch.cat([b, a], -1), 1.3, activate_first=False),
+                               swish_ref(a, 1.3) * b)
+    torch.testing.assert_close(ops.bias_swish_test(a, bias, 1.3), swish_ref(a + bias, 1.3))
+    a6, b6, bias6, ab6 = (t.detach().clone().requires_grad_() for t in (a[:6], b[:6], bias, torch.cat([a[:6], b[:6]], -1)))
+    assert torch.autograd.gradcheck(lambda p, q: ops.gated_swish_test(p, q, 1.3), (a6, b6))
+    assert torch.autograd.gradcheck(lambda p, q: ops.bias_swish_test(p, q, 1.3), (a6, bias6))
+    assert torch.autograd.gradcheck(lambda p: ops.gated_swish_test_packed(p, 1.3), (ab6,))
+    torch.library.opcheck(ops.bias_swish_test.default, (a6, bias6, 0.7))
+    torch._dynamo.reset()
+    f = torch.compile(lambda p, q: ops.bias_swish_test(p * 2, q, 0.7), fullgraph=True)
+    torch.testing.assert_close(f(a, bias), swish_ref(a * 2 + bias, 0.7))
+    assert not hasattr(ops, "gated_softsign_test")  # fused ops only where asked for
+
+
 def test_same_name_other_source_refused():
     assert cuact_torch.activation(  # identical source: the cached op
         "swish_test", forward="x / (C(1) + exp(-C(beta) * x))",
         derivative="C s = C(1) / (C(1) + exp(-C(beta) * x)); return s + C(beta) * x * s * (C(1) - s);",
-        params={"beta": 1.0}, namespace="cuact_test") is SWISH
+        params={"beta": 1.0}, namespace="cuact_test", fused=True) is SWISH
     with pytest.raises(ValueError, match="already defined"):
         cuact_torch.activation("swish_test", "x", namespace="cuact_test")

@@ -1,14 +1,16 @@
-// The table of cuact's operator library (torch.ops.cuact): one line per activation, shared by
+// The tables of cuact's operator library (torch.ops.cuact): one line per activation, shared by
 // the translation units that register it. cuact_ops.cu defines the library and the core ops;
-// each ops_group<N>.cu registers the family rows of group N, so a build compiles the family in
-// parallel (one translation unit of the whole family took five minutes on 16 cores).
+// each ops_group<N>.cu registers the rows of group N, so a build compiles them in parallel (one
+// translation unit of the whole family took five minutes on 16 cores).
 #pragma once
 
 #include <cuact/torch.cuh>
+#include <cuact/torch_fused.cuh>
 
-// X(group, op name, activation type, schema parameters with PyTorch's defaults). `float` in a
-// schema is a C++ double; the type is aggregate-initialized from them in order. Group 0 is
-// registered by cuact_ops.cu, group N by ops_group<N>.cu (N = 1..5).
+// X(group, op name, activation type, schema parameters with PyTorch's defaults): the activation
+// families of cuact/torch.cuh. `float` in a schema is a C++ double; the type is
+// aggregate-initialized from them in order. Group 0 is registered by cuact_ops.cu, group N by
+// ops_group<N>.cu (N = 1..5).
 #define CUACT_TORCH_CORE_OPS(X) \
   X(0, relu, ::cuact::relu, "") \
   X(0, selu, ::cuact::selu, "")
@@ -80,6 +82,17 @@ struct parameter_rule<::cuact::celu> {
 
 #define CUACT_TORCH_ALL_OPS(X) CUACT_TORCH_CORE_OPS(X) CUACT_TORCH_FAMILY_OPS(X)
 
+// X(group, activation name, activation type, schema parameters): the fused ops of
+// cuact/torch_fused.cuh (gated_NAME, gated_NAME_packed, bias_NAME and their backwards) for the
+// activations of transformer MLPs: ReGLU, GLU (sigmoid, activate_first=False), SwiGLU, GeGLU in
+// both GELU forms, bias + GELU. Built in every configuration, in groups 6-9.
+#define CUACT_TORCH_FUSED_TABLE(X)   \
+  X(6, relu, ::cuact::relu, "")       \
+  X(6, sigmoid, ::cuact::sigmoid, "") \
+  X(7, silu, ::cuact::silu, "")       \
+  X(8, gelu, ::cuact::gelu, "")       \
+  X(9, gelu_tanh, ::cuact::gelu_tanh, "")
+
 // A translation unit registering group N defines CUACT_TORCH_GROUP_<N>(...) as __VA_ARGS__ before
 // including this header; the other groups' rows expand to nothing there.
 #ifndef CUACT_TORCH_GROUP_0
@@ -100,7 +113,21 @@ struct parameter_rule<::cuact::celu> {
 #ifndef CUACT_TORCH_GROUP_5
 #define CUACT_TORCH_GROUP_5(...)
 #endif
+#ifndef CUACT_TORCH_GROUP_6
+#define CUACT_TORCH_GROUP_6(...)
+#endif
+#ifndef CUACT_TORCH_GROUP_7
+#define CUACT_TORCH_GROUP_7(...)
+#endif
+#ifndef CUACT_TORCH_GROUP_8
+#define CUACT_TORCH_GROUP_8(...)
+#endif
+#ifndef CUACT_TORCH_GROUP_9
+#define CUACT_TORCH_GROUP_9(...)
+#endif
 
 // Registers a row on library `m` when its group is this translation unit's.
 #define CUACT_TORCH_DEFINE_IN_GROUP(group, name, Policy, params) \
   CUACT_TORCH_GROUP_##group(CUACT_TORCH_OP_FAMILY(m, cuact, name, Policy, params);)
+#define CUACT_TORCH_FUSED_IN_GROUP(group, name, Policy, params) \
+  CUACT_TORCH_GROUP_##group(CUACT_TORCH_FUSED_OPS(m, cuact, name, Policy, params);)

@@ -1,0 +1,511 @@
+/// \file
+/// cuact's fused operations (fused.cuh) as PyTorch operators. Include only in code built against
+/// PyTorch, like torch.cuh. One line registers them for an activation, in your namespace:
+///
+///     TORCH_LIBRARY(myops, m) {
+///       CUACT_TORCH_FUSED_OPS(m, myops, swish, swish, "");  // (library, namespace, name, type, params)
+///     }
+///
+/// defines, with CUDA kernels and autograd (P: the schema parameters, as for CUACT_TORCH_OP_FAMILY):
+///
+///     myops::gated_swish(Tensor a, Tensor b, P) -> Tensor            act(a) * b (SwiGLU for silu)
+///     myops::gated_swish_backward(Tensor grad, Tensor a, Tensor b, P) -> (Tensor, Tensor)  (da, db)
+///     myops::gated_swish_packed(Tensor ab, P, *, bool activate_first=True) -> Tensor
+///         ab [..., 2c] -> [..., c]: act(first half) * second half (TransformerEngine's swiglu),
+///         or with activate_first=False first half * act(second half) (torch.nn.GLU's order)
+///     myops::gated_swish_packed_backward(Tensor grad, Tensor ab, P, *, bool activate_first=True)
+///         -> Tensor                                                   dab, [..., 2c]
+///     myops::bias_swish(Tensor x, Tensor bias, P) -> Tensor           act(x + bias), bias [x.size(-1)]
+///     myops::bias_swish_backward(Tensor grad, Tensor x, Tensor bias, P) -> (Tensor, Tensor)
+///                                                                     (dx, dbias = dx summed over rows)
+///
+/// The backward ops exist, and the forwards have autograd, when the type has derivative(x) (or
+/// gradient(dy, x)). Each is one pass (bias_backward: its two kernels, deterministic dbias), as
+/// fused.cuh documents, computing in float for 16-bit data: x + bias is not rounded to the dtype
+/// before the activation (eager PyTorch's x + bias is), and act(a) * b is rounded once.
+///
+/// Tensors: float32, float64, float16 or bfloat16, all of one dtype and on one CUDA device. The
+/// gated op's a and b (and grad) have equal sizes; where a is dense and non-overlapping and b (and
+/// grad) have its strides, the result keeps them (as torch.mul would), else every operand is made
+/// contiguous and so are the results. The packed and bias ops work on row-major rows: their
+/// inputs are made contiguous, their results are contiguous. Fakes (meta implementations) for
+/// torch.compile come from Python: cuact_torch.register_fakes(namespace) registers them beside the
+/// activation families' (cuact_torch/_fakes.py: keep the layout rules in step).
+#pragma once
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "torch.cuh"
+
+namespace cuact {
+namespace torch_ops {
+
+/// A row-major operand as the fused entries see it: rows of `cols` elements.
+struct row_shape {
+  std::size_t rows;
+  std::size_t cols;
+};
+
+/// The rows of `t` whose last dimension is `cols` (0 rows when the tensor is empty).
+inline row_shape rows_of(const at::Tensor& t, int64_t cols) {
+  const auto columns = static_cast<std::size_t>(cols);
+  if (cols == 0 || t.numel() == 0) return {0, columns};
+  return {static_cast<std::size_t>(t.numel() / cols), columns};
+}
+
+/// The last dimension of `t`, refused for a 0-dimensional tensor.
+inline int64_t last_dim(const at::Tensor& t, const std::string& op, const char* arg) {
+  TORCH_CHECK(t.dim() >= 1, op, ": expected ", arg, " with at least one dimension, got a scalar");
+  return t.size(-1);
+}
+
+template <class Policy, class Params = void>
+struct fused_family;
+
+/// The fused op family of activation type Policy with sizeof...(I) double parameters (see the
+/// file comment). Its name is set once, by define(); one type names one fused family.
+template <class Policy, std::size_t... I>
+struct fused_family<Policy, std::index_sequence<I...>> {
+  static constexpr bool has_backward = cuact::has_derivative_v<Policy>;
+  using Tensor = at::Tensor;
+  using tensor_pair = std::tuple<Tensor, Tensor>;
+  using autograd_context = torch::autograd::AutogradContext;
+  using variable_list = torch::autograd::variable_list;
+  static constexpr std::size_t param_count = sizeof...(I);
+
+  static std::string& qualname() {  // "ns::name"
+    static std::string name;
+    return name;
+  }
+  static std::string& ns_prefix() {  // "ns::"
+    static std::string prefix;
+    return prefix;
+  }
+  static std::string& name() {
+    static std::string n;
+    return n;
+  }
+  /// "ns::gated_name_packed" for (prefix "gated_", suffix "_packed").
+  static std::string op_name(const char* prefix, const char* suffix = "") {
+    return ns_prefix() + prefix + name() + suffix;
+  }
+
+  static Policy make(as_double<I>... p) { return Policy{p...}; }
+
+  template <class Signature>
+  static c10::TypedOperatorHandle<Signature> handle(const std::string& op) {
+    return c10::Dispatcher::singleton()
+        .findSchemaOrThrow(op.c_str(), "")
+        .template typed<Signature>();
+  }
+  using gated_signature =
+      typename with_doubles<Tensor(const Tensor&, const Tensor&), param_count>::type;
+  using gated_backward_signature =
+      typename with_doubles<tensor_pair(const Tensor&, const Tensor&, const Tensor&),
+                            param_count>::type;
+  using packed_signature = typename with_doubles<Tensor(const Tensor&), param_count, bool>::type;
+  using packed_backward_signature =
+      typename with_doubles<Tensor(const Tensor&, const Tensor&), param_count, bool>::type;
+  using bias_signature = gated_signature;
+  using bias_backward_signature = gated_backward_signature;
+
+  static const auto& gated_op() {
+    static const auto op = handle<gated_signature>(op_name("gated_"));
+    return op;
+  }
+  static const auto& gated_backward_op() {
+    static const auto op = handle<gated_backward_signature>(op_name("gated_", "_backward"));
+    return op;
+  }
+  static const auto& packed_op() {
+    static const auto op = handle<packed_signature>(op_name("gated_", "_packed"));
+    return op;
+  }
+  static const auto& packed_backward_op() {
+    static const auto op = handle<packed_backward_signature>(op_name("gated_", "_packed_backward"));
+    return op;
+  }
+  static const auto& bias_op() {
+    static const auto op = handle<bias_signature>(op_name("bias_"));
+    return op;
+  }
+  static const auto& bias_backward_op() {
+    static const auto op = handle<bias_backward_signature>(op_name("bias_", "_backward"));
+    return op;
+  }
+
+  /// The policy of a forward op, refused where parameter_rule refuses its parameters.
+  static Policy checked_policy(const std::string& op, as_double<I>... p) {
+    const Policy act = make(p...);
+    const char* refusal = parameter_rule<Policy>::refusal(act);
+    TORCH_CHECK(refusal == nullptr, op, ": ", refusal);
+    return act;
+  }
+
+  static gate_half half_of(bool activate_first) {
+    return activate_first ? gate_half::first : gate_half::second;
+  }
+
+  // ---- device kernels (registered for CUDA, and for CPU where they explain the refusal) ----
+
+  /// Whether `others` all have the strides of `first`, which is flat-dense: then the elementwise
+  /// ops run on the tensors' memory as it is and the results keep those strides.
+  static bool flat_alike(const Tensor& first, std::initializer_list<const Tensor*> others) {
+    if (!flat_dense(first)) return false;
+    for (const Tensor* t : others) {
+      if (t->strides() != first.strides()) return false;
+    }
+    return true;
+  }
+  static Tensor empty_result(const Tensor& like, bool flat) {
+    return flat ? at::empty_strided(like.sizes(), like.strides(), like.options())
+                : at::empty(like.sizes(), like.options());
+  }
+
+  static Tensor gated_kernel(const Tensor& a, const Tensor& b, as_double<I>... p) {
+    const std::string op = op_name("gated_");
+    const Policy act = checked_policy(op, p...);
+    check_tensor(a, op, "a");
+    check_like(b, a, op, "b", "a");
+    const c10::cuda::CUDAGuard guard(a.device());
+    const bool flat = flat_alike(a, {&b});
+    Tensor out = empty_result(a, flat);
+    if (a.numel() == 0) return out;
+    const Tensor ac = flat ? a : a.contiguous();
+    const Tensor bc = flat ? b : b.contiguous();
+    dispatch_dtype(a.scalar_type(), op, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      check_cuda(
+          cuact::gated_forward(act, data_of<const T>(ac), data_of<const T>(bc), data_of<T>(out),
+                               static_cast<std::size_t>(a.numel()), current_stream()),
+          op);
+    });
+    return out;
+  }
+
+  static tensor_pair gated_backward_kernel(const Tensor& grad, const Tensor& a, const Tensor& b,
+                                           as_double<I>... p) {
+    const std::string op = op_name("gated_", "_backward");
+    const Policy act = make(p...);
+    check_tensor(a, op, "a");
+    check_like(b, a, op, "b", "a");
+    check_like(grad, a, op, "grad", "a");
+    const c10::cuda::CUDAGuard guard(a.device());
+    const bool flat = flat_alike(a, {&b, &grad});
+    Tensor da = empty_result(a, flat);
+    Tensor db = empty_result(a, flat);
+    if (a.numel() == 0) return {da, db};
+    const Tensor ac = flat ? a : a.contiguous();
+    const Tensor bc = flat ? b : b.contiguous();
+    const Tensor gc = flat ? grad : grad.contiguous();
+    if constexpr (has_backward) {
+      dispatch_dtype(a.scalar_type(), op, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        check_cuda(cuact::gated_backward(act, data_of<const T>(ac), data_of<const T>(bc),
+                                         data_of<const T>(gc), data_of<T>(da), data_of<T>(db),
+                                         static_cast<std::size_t>(a.numel()), current_stream()),
+                   op);
+      });
+    }
+    return {da, db};
+  }
+
+  /// The columns of each half of a packed [..., 2c] tensor.
+  static int64_t packed_cols(const Tensor& ab, const std::string& op) {
+    const int64_t width = last_dim(ab, op, "ab");
+    // Integers go into messages as strings: streamed as integers, they crashed the process here
+    // (SIGSEGV, as sizes did: torch.cuh's sizes_text) where the same check with strings raised.
+    TORCH_CHECK(width % 2 == 0, op,
+                ": expected the last dimension of ab to be even (the two halves a and b side by "
+                "side), got ",
+                std::to_string(width));
+    return width / 2;
+  }
+  static std::vector<int64_t> half_sizes(const Tensor& ab, int64_t cols) {
+    std::vector<int64_t> sizes(ab.sizes().begin(), ab.sizes().end());
+    sizes.back() = cols;
+    return sizes;
+  }
+
+  static Tensor packed_kernel(const Tensor& ab, as_double<I>... p, bool activate_first) {
+    const std::string op = op_name("gated_", "_packed");
+    const Policy act = checked_policy(op, p...);
+    check_tensor(ab, op, "ab");
+    const int64_t cols = packed_cols(ab, op);
+    const c10::cuda::CUDAGuard guard(ab.device());
+    Tensor out = at::empty(half_sizes(ab, cols), ab.options());
+    const row_shape shape = rows_of(out, cols);
+    if (shape.rows == 0) return out;
+    const Tensor abc = ab.contiguous();
+    dispatch_dtype(ab.scalar_type(), op, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      check_cuda(
+          cuact::gated_forward_packed(act, data_of<const T>(abc), data_of<T>(out), shape.rows,
+                                      shape.cols, half_of(activate_first), current_stream()),
+          op);
+    });
+    return out;
+  }
+
+  static Tensor packed_backward_kernel(const Tensor& grad, const Tensor& ab, as_double<I>... p,
+                                       bool activate_first) {
+    const std::string op = op_name("gated_", "_packed_backward");
+    const Policy act = make(p...);
+    check_tensor(ab, op, "ab");
+    const int64_t cols = packed_cols(ab, op);
+    check_tensor(grad, op, "grad");
+    TORCH_CHECK(grad.device() == ab.device(), op,
+                ": expected all tensors on the same device, but ab is on ", ab.device(),
+                " and grad on ", grad.device());
+    TORCH_CHECK(grad.scalar_type() == ab.scalar_type(), op, ": expected grad of dtype ",
+                ab.scalar_type(), " like ab, got ", grad.scalar_type());
+    const auto expected = half_sizes(ab, cols);
+    TORCH_CHECK(grad.sizes() == at::IntArrayRef(expected), op, ": expected grad of size ",
+                sizes_text(expected), " (ab's with its last dimension halved), got ",
+                sizes_text(grad.sizes()));
+    const c10::cuda::CUDAGuard guard(ab.device());
+    Tensor dab = at::empty(ab.sizes(), ab.options());
+    const row_shape shape = rows_of(grad, cols);
+    if (shape.rows == 0) return dab;
+    const Tensor abc = ab.contiguous();
+    const Tensor gc = grad.contiguous();
+    if constexpr (has_backward) {
+      dispatch_dtype(ab.scalar_type(), op, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        check_cuda(cuact::gated_backward_packed(act, data_of<const T>(abc), data_of<const T>(gc),
+                                                data_of<T>(dab), shape.rows, shape.cols,
+                                                half_of(activate_first), current_stream()),
+                   op);
+      });
+    }
+    return dab;
+  }
+
+  /// x [..., cols] and bias [cols]: of one device and dtype.
+  static int64_t check_bias(const Tensor& x, const Tensor& bias, const std::string& op) {
+    check_tensor(x, op, "x");
+    const int64_t cols = last_dim(x, op, "x");
+    TORCH_CHECK(bias.defined(), op, ": expected a tensor for bias, got an undefined one");
+    TORCH_CHECK(bias.device() == x.device(), op,
+                ": expected all tensors on the same device, but x is on ", x.device(),
+                " and bias on ", bias.device());
+    check_tensor(bias, op, "bias");
+    TORCH_CHECK(bias.scalar_type() == x.scalar_type(), op, ": expected bias of dtype ",
+                x.scalar_type(), " like x, got ", bias.scalar_type());
+    TORCH_CHECK(bias.dim() == 1 && bias.size(0) == cols, op, ": expected bias of size ",
+                sizes_text({cols}), " (x's last dimension), got ", sizes_text(bias.sizes()));
+    return cols;
+  }
+
+  static Tensor bias_kernel(const Tensor& x, const Tensor& bias, as_double<I>... p) {
+    const std::string op = op_name("bias_");
+    const Policy act = checked_policy(op, p...);
+    const int64_t cols = check_bias(x, bias, op);
+    const c10::cuda::CUDAGuard guard(x.device());
+    Tensor out = at::empty(x.sizes(), x.options());
+    const row_shape shape = rows_of(x, cols);
+    if (shape.rows == 0) return out;
+    const Tensor xc = x.contiguous();
+    const Tensor bc = bias.contiguous();
+    dispatch_dtype(x.scalar_type(), op, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      check_cuda(cuact::bias_forward(act, data_of<const T>(xc), data_of<const T>(bc),
+                                     data_of<T>(out), shape.rows, shape.cols, current_stream()),
+                 op);
+    });
+    return out;
+  }
+
+  static tensor_pair bias_backward_kernel(const Tensor& grad, const Tensor& x, const Tensor& bias,
+                                          as_double<I>... p) {
+    const std::string op = op_name("bias_", "_backward");
+    const Policy act = make(p...);
+    const int64_t cols = check_bias(x, bias, op);
+    check_like(grad, x, op, "grad", "x");
+    const c10::cuda::CUDAGuard guard(x.device());
+    Tensor dx = at::empty(x.sizes(), x.options());
+    const row_shape shape = rows_of(x, cols);
+    if (shape.rows == 0) return {dx, at::zeros(bias.sizes(), bias.options())};
+    Tensor dbias = at::empty(bias.sizes(), bias.options());
+    const Tensor xc = x.contiguous();
+    const Tensor bc = bias.contiguous();
+    const Tensor gc = grad.contiguous();
+    if constexpr (has_backward) {
+      dispatch_dtype(x.scalar_type(), op, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        // The partial column sums in a tensor of PyTorch's caching allocator (aligned to 256
+        // bytes, more than the compute type asks), released when the stream has used it.
+        const std::size_t bytes = cuact::bias_backward_workspace_bytes<T>(shape.rows, shape.cols);
+        const Tensor workspace =
+            at::empty({static_cast<int64_t>(bytes)}, x.options().dtype(at::kByte));
+        check_cuda(cuact::bias_backward(act, data_of<const T>(xc), data_of<const T>(bc),
+                                        data_of<const T>(gc), data_of<T>(dx), data_of<T>(dbias),
+                                        shape.rows, shape.cols, workspace.data_ptr(), bytes,
+                                        current_stream()),
+                   op);
+      });
+    }
+    return {dx, dbias};
+  }
+
+  // ---- autograd ----
+
+  static std::vector<double> params_of(autograd_context* ctx) {
+    return ctx->saved_data["params"].toDoubleVector();
+  }
+  /// One gradient per forward argument: the tensors', then none for the parameters (and the
+  /// packed op's flag).
+  static variable_list gradients(std::initializer_list<Tensor> tensors, std::size_t others) {
+    variable_list result(tensors.size() + others);
+    std::copy(tensors.begin(), tensors.end(), result.begin());
+    return result;
+  }
+
+  /// act(a) * b (Bias false) and act(x + bias) (Bias true): two tensor inputs, a backward that
+  /// gives both gradients. The two ops have one signature.
+  template <bool Bias>
+  static const auto& two_input_op() {
+    return Bias ? bias_op() : gated_op();
+  }
+  template <bool Bias>
+  static const auto& two_input_backward_op() {
+    return Bias ? bias_backward_op() : gated_backward_op();
+  }
+
+  template <bool Bias>
+  struct two_input_function : torch::autograd::Function<two_input_function<Bias>> {
+    static Tensor forward(autograd_context* ctx, const Tensor& first, const Tensor& second,
+                          as_double<I>... p) {
+      ctx->saved_data["params"] = std::vector<double>{p...};
+      ctx->save_for_backward({first, second});
+      at::AutoDispatchBelowADInplaceOrView guard;
+      return two_input_op<Bias>().call(first, second, p...);
+    }
+    static variable_list backward(autograd_context* ctx, variable_list grads) {
+      const auto saved = ctx->get_saved_variables();
+      const auto params = params_of(ctx);
+      if (!grads[0].defined()) return gradients({Tensor(), Tensor()}, param_count);
+      auto [d_first, d_second] =
+          two_input_backward_op<Bias>().call(grads[0], saved[0], saved[1], params[I]...);
+      return gradients({d_first, d_second}, param_count);
+    }
+  };
+
+  struct packed_function : torch::autograd::Function<packed_function> {
+    static Tensor forward(autograd_context* ctx, const Tensor& ab, as_double<I>... p,
+                          bool activate_first) {
+      ctx->saved_data["params"] = std::vector<double>{p...};
+      ctx->saved_data["activate_first"] = activate_first;
+      ctx->save_for_backward({ab});
+      at::AutoDispatchBelowADInplaceOrView guard;
+      return packed_op().call(ab, p..., activate_first);
+    }
+    static variable_list backward(autograd_context* ctx, variable_list grads) {
+      const auto saved = ctx->get_saved_variables();
+      const auto params = params_of(ctx);
+      if (!grads[0].defined()) return gradients({Tensor()}, param_count + 1);
+      const bool activate_first = ctx->saved_data["activate_first"].toBool();
+      return gradients(
+          {packed_backward_op().call(grads[0], saved[0], params[I]..., activate_first)},
+          param_count + 1);
+    }
+  };
+
+  static bool wants_grad(const Tensor& t) {
+    return at::GradMode::is_enabled() && t.defined() && t.requires_grad();
+  }
+  static void refuse_grad(bool wanted, const std::string& op) {
+    TORCH_CHECK(!wanted, op,
+                ": an input requires grad but this activation has no derivative "
+                "(give its type a `derivative(C x)` member)");
+  }
+
+  template <bool Bias>
+  static Tensor two_input_autograd(const Tensor& first, const Tensor& second, as_double<I>... p) {
+    const bool wanted = wants_grad(first) || wants_grad(second);
+    if constexpr (has_backward) {
+      if (wanted) return two_input_function<Bias>::apply(first, second, p...);
+    } else {
+      refuse_grad(wanted, Bias ? op_name("bias_") : op_name("gated_"));
+    }
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return two_input_op<Bias>().call(first, second, p...);
+  }
+  static Tensor packed_autograd(const Tensor& ab, as_double<I>... p, bool activate_first) {
+    const bool wanted = wants_grad(ab);
+    if constexpr (has_backward) {
+      if (wanted) return packed_function::apply(ab, p..., activate_first);
+    } else {
+      refuse_grad(wanted, op_name("gated_", "_packed"));
+    }
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return packed_op().call(ab, p..., activate_first);
+  }
+
+  /// Defines the schemas and registers every kernel. `ns` must be the library's namespace.
+  static void define(torch::Library& m, const char* ns, const char* op_family, const char* params) {
+    const std::string full = std::string(ns) + "::" + op_family;
+    TORCH_CHECK(qualname().empty() || qualname() == full, "cuact: the activation type of ", full,
+                " already defines the fused ops of ", qualname(),
+                "; give each fused op family its own type");
+    qualname() = full;
+    ns_prefix() = std::string(ns) + "::";
+    name() = op_family;
+    const std::string n = op_family;
+    const std::string p = std::string(params).empty() ? "" : ", " + std::string(params);
+    const std::string gated = "gated_" + n;
+    const std::string packed = gated + "_packed";
+    const std::string bias = "bias_" + n;
+    const auto def = [&](const std::string& schema) { m.def(schema.c_str()); };
+    def(gated + "(Tensor a, Tensor b" + p + ") -> Tensor");
+    def(packed + "(Tensor ab" + p + ", *, bool activate_first=True) -> Tensor");
+    def(bias + "(Tensor x, Tensor bias" + p + ") -> Tensor");
+    if constexpr (has_backward) {
+      def(gated + "_backward(Tensor grad, Tensor a, Tensor b" + p + ") -> (Tensor, Tensor)");
+      def(packed + "_backward(Tensor grad, Tensor ab" + p +
+          ", *, bool activate_first=True) -> Tensor");
+      def(bias + "_backward(Tensor grad, Tensor x, Tensor bias" + p + ") -> (Tensor, Tensor)");
+    }
+
+    // Runtime function pointers, not TORCH_FN (torch.cuh's define says why).
+    using c10::DispatchKey;
+    const auto impl = [&](const std::string& op, auto&& fn) { m.impl(op.c_str(), std::move(fn)); };
+    for (const DispatchKey device : {DispatchKey::CUDA, DispatchKey::CPU}) {
+      impl(gated, torch::dispatch(device, &gated_kernel));
+      impl(packed, torch::dispatch(device, &packed_kernel));
+      impl(bias, torch::dispatch(device, &bias_kernel));
+      if constexpr (has_backward) {
+        impl(gated + "_backward", torch::dispatch(device, &gated_backward_kernel));
+        impl(packed + "_backward", torch::dispatch(device, &packed_backward_kernel));
+        impl(bias + "_backward", torch::dispatch(device, &bias_backward_kernel));
+      }
+    }
+    impl(gated, torch::dispatch(DispatchKey::Autograd, &two_input_autograd<false>));
+    impl(packed, torch::dispatch(DispatchKey::Autograd, &packed_autograd));
+    impl(bias, torch::dispatch(DispatchKey::Autograd, &two_input_autograd<true>));
+  }
+};
+
+}  // namespace torch_ops
+}  // namespace cuact
+
+/// Registers the fused ops of activation type `Policy` as gated_NAME, gated_NAME_packed, bias_NAME
+/// (and their _backward ops) in `ns` (see the file comment). `params` is a string literal of
+/// schema parameters with defaults, "" for none.
+#define CUACT_TORCH_FUSED_OPS(library, ns, name, Policy, params)                                   \
+  ::cuact::torch_ops::fused_family<                                                                \
+      Policy, std::make_index_sequence<::cuact::torch_ops::count_params(params)>>::define(library, \
+                                                                                          #ns,     \
+                                                                                          #name,   \
+                                                                                          params)

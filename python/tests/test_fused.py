@@ -1,0 +1,321 @@
+"""torch.ops.cuact's fused ops (include/cuact/torch_fused.cuh): gated_NAME, gated_NAME_packed,
+bias_NAME and their backwards, against float64 PyTorch; layouts and the fakes; opcheck; gradcheck;
+torch.compile; errors. Skipped (with the reason) without torch or a CUDA device.
+
+Tolerances (the C++ tests, tests/gpu_fused.cu and tests/gpu_accuracy.cu, check the kernels'
+contracts element by element against long double; these check the operators' wiring with bounds a
+wrong operand, half or dtype cannot meet): forward, relative 8 eps in float32 and 2 eps in
+float16/bfloat16 (the activation within an ulp of the dtype, the product or the result rounded
+once), plus the dtype's smallest normal times the other factor (16-bit results below the normal
+range); gradients, 4 eps of the dtype (8 in float32) times the upstream scale |dy * b| or |dy|;
+dbias, against the float64 sum of the dx the op returned, rows * eps(float32) * sum |dx| plus an
+ulp of the dtype. float64: 1e-12 relative, forward and gradients: the float64 references' own
+error, amplified by the GELUs' condition at large |x|, reaches 1e-13 (erfc at x / sqrt 2 has
+condition x^2: 150 ulp at x = -30; the tanh form's exp(-2u), u ~ 0.036 x^3, more).
+"""
+from _pytest_compat import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device", allow_module_level=True)
+
+import cuact_torch  # noqa: E402
+from cuact_torch.reference import EXACT_FLOAT64, REFERENCE  # noqa: E402
+
+FUSED = cuact_torch.FUSED
+DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+ops = torch.ops.cuact
+
+
+def op(qualified):
+    return getattr(ops, qualified)
+
+
+def act(name, x):
+    """The activation in PyTorch; in float64, its exact form where PyTorch's cancels (GELU)."""
+    if x.dtype == torch.float64 and name in EXACT_FLOAT64:
+        return EXACT_FLOAT64[name](x)
+    return REFERENCE[name][0](x)
+
+
+def inputs(shape, dtype, seed, specials=True, scale=3.0):
+    """randn * scale in `dtype`, its first elements NaN, +-inf, +-0, tiny and large values."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    x = torch.randn(shape, generator=g, device="cuda", dtype=torch.float64) * scale
+    if specials:
+        s = torch.tensor([float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 1e-30, -1e-30, 30.0,
+                          -30.0, 0.5, -0.75], dtype=torch.float64, device="cuda")
+        x.view(-1)[: s.numel()] = s
+    return x.to(dtype)
+
+
+def compute_dtype(dtype):
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
+def eps(dtype):
+    return torch.finfo(dtype).eps
+
+
+def assert_within(got, want, bound, what):
+    """got == want (NaN with NaN, same infinity) or |got - want| <= bound, elementwise."""
+    g, w = got.double(), want.double()
+    same = (g == w) | (torch.isnan(g) & torch.isnan(w))
+    within = ((g - w).abs() <= bound) & torch.isfinite(g) & torch.isfinite(w)
+    bad = (~(same | within)).nonzero()
+    assert bad.numel() == 0, (f"{what}: {bad.shape[0]} elements off, first at {tuple(bad[0].tolist())}: "
+                              f"got {g[tuple(bad[0])].item()!r}, want {w[tuple(bad[0])].item()!r}")
+
+
+FLOAT64_REL = 1e-12  # see the file comment
+
+
+def forward_bound(want, factor, dtype):
+    rel = {torch.float16: 2 * eps(dtype), torch.bfloat16: 2 * eps(dtype), torch.float32: 8 * eps(dtype),
+           torch.float64: FLOAT64_REL}[dtype]
+    return rel * want.abs() + torch.finfo(dtype).tiny * (1 + factor.double().abs())
+
+
+def gradient_bound(scale, dtype):
+    rel = {torch.float32: 8 * eps(dtype), torch.float64: FLOAT64_REL}.get(dtype, 4 * eps(dtype))
+    return rel * scale.double().abs() + torch.finfo(dtype).tiny
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", FUSED)
+def test_gated_forward(name, dtype):
+    a, b = inputs((257, 40), dtype, 1), inputs((257, 40), dtype, 2, specials=False)
+    want = act(name, a.double()) * b.double()
+    assert_within(op("gated_" + name)(a, b), want, forward_bound(want, b, dtype), f"gated_{name}")
+    ab = torch.cat([a, b], dim=-1)  # [257, 80]: a first
+    assert_within(op("gated_" + name + "_packed")(ab), want, forward_bound(want, b, dtype),
+                  f"gated_{name}_packed")
+    ba = torch.cat([b, a], dim=-1)  # torch.nn.GLU's order: the activated half second
+    assert_within(op("gated_" + name + "_packed")(ba, activate_first=False), want,
+                  forward_bound(want, b, dtype), f"gated_{name}_packed(activate_first=False)")
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", FUSED)
+def test_bias_forward(name, dtype):
+    x, bias = inputs((3, 65, 24), dtype, 3), inputs((24,), dtype, 4, specials=False)
+    # the sum in the compute type, not rounded to dtype first (torch_fused.cuh)
+    c = compute_dtype(dtype)
+    want = act(name, (x.to(c) + bias.to(c)).double())
+    assert_within(op("bias_" + name)(x, bias), want, forward_bound(want, want, dtype), f"bias_{name}")
+
+
+def gated_reference_grads(name, a, b, dy):
+    ad, bd = a.double().requires_grad_(), b.double().requires_grad_()
+    return torch.autograd.grad(act(name, ad) * bd, (ad, bd), dy.double())
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", FUSED)
+def test_gated_backward(name, dtype):
+    if not hasattr(ops, f"gated_{name}_backward"):
+        pytest.skip(f"{name} has no derivative")
+    shape = (129, 48)
+    a, b = inputs(shape, dtype, 5, specials=False), inputs(shape, dtype, 6, specials=False)
+    dy = inputs(shape, dtype, 7, specials=False, scale=1.0)
+    da_want, db_want = gated_reference_grads(name, a, b, dy)
+    da, db = op("gated_" + name + "_backward")(dy, a, b)
+    assert_within(da, da_want, gradient_bound(dy.double() * b.double(), dtype), "da")
+    assert_within(db, db_want, gradient_bound(dy.double() * act(name, a.double()), dtype), "db")
+    for first in (True, False):
+        ab = torch.cat([a, b] if first else [b, a], dim=-1)
+        dab = op("gated_" + name + "_packed_backward")(dy, ab, activate_first=first)
+        da_p, db_p = (dab[:, :48], dab[:, 48:]) if first else (dab[:, 48:], dab[:, :48])
+        # the same per-element math on the row walk: equal up to the compiler's contractions
+        assert_within(da_p, da, gradient_bound(dy.double() * b.double(), dtype), "packed da")
+        assert_within(db_p, db, gradient_bound(dy.double() * act(name, a.double()), dtype), "packed db")
+    # autograd runs the backward op
+    a_g, b_g = a.clone().requires_grad_(), b.clone().requires_grad_()
+    ga, gb = torch.autograd.grad(op("gated_" + name)(a_g, b_g), (a_g, b_g), dy)
+    assert torch.equal(ga, da) and torch.equal(gb, db)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", FUSED)
+def test_bias_backward(name, dtype):
+    if not hasattr(ops, f"bias_{name}_backward"):
+        pytest.skip(f"{name} has no derivative")
+    rows, cols = 300, 40
+    x, bias = inputs((rows, cols), dtype, 8, specials=False), inputs((cols,), dtype, 9, specials=False)
+    dy = inputs((rows, cols), dtype, 10, specials=False, scale=1.0)
+    c = compute_dtype(dtype)
+    s = (x.to(c) + bias.to(c)).double().requires_grad_()
+    (dx_want,) = torch.autograd.grad(act(name, s), s, dy.double())
+    dx, dbias = op("bias_" + name + "_backward")(dy, x, bias)
+    assert dbias.dtype == dtype and dbias.shape == (cols,)
+    assert_within(dx, dx_want, gradient_bound(dy, dtype), "dx")
+    summed = dx.double().sum(0)  # dbias sums the stored dx, in float (double for float64)
+    bound = rows * eps(c) * dx.double().abs().sum(0) + eps(dtype) * summed.abs() + torch.finfo(dtype).tiny
+    assert_within(dbias, summed, bound, "dbias")
+    x_g, b_g = x.clone().requires_grad_(), bias.clone().requires_grad_()
+    gx, gb = torch.autograd.grad(op("bias_" + name)(x_g, b_g), (x_g, b_g), dy)
+    assert torch.equal(gx, dx) and torch.equal(gb, dbias)
+    # deterministic: the same inputs give bit-identical dbias
+    assert torch.equal(op("bias_" + name + "_backward")(dy, x, bias)[1], dbias)
+
+
+def test_layouts_and_fakes():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    name = FUSED[0]
+    base_a, base_b = torch.randn(6, 10, device="cuda"), torch.randn(6, 10, device="cuda")
+    cases = {  # (a, b, result keeps a's strides)
+        "contiguous": (base_a, base_b, True),
+        "transposed": (base_a.t(), base_b.t(), True),  # dense, equal strides: kept
+        "mixed": (base_a.t(), base_b.t().contiguous(), False),  # strides differ: contiguous
+        "sliced": (base_a[:, ::2], base_b[:, ::2], False),  # not dense: contiguous
+        "zero_size": (torch.randn(0, 4, device="cuda"), torch.randn(0, 4, device="cuda"), True),
+    }
+    for layout, (a, b, kept) in cases.items():
+        y = op("gated_" + name)(a, b)
+        torch.testing.assert_close(y, act(name, a) * b)
+        assert y.stride() == (a.stride() if kept else a.contiguous().stride()), layout
+        with FakeTensorMode() as mode:
+            fake = op("gated_" + name)(mode.from_tensor(a), mode.from_tensor(b))
+        assert fake.shape == y.shape and fake.stride() == y.stride(), (layout, fake.stride(), y.stride())
+    # packed and bias: any layout in, contiguous out; leading dimensions kept
+    ab = torch.randn(10, 3, 8, device="cuda").transpose(0, 1)  # [3, 10, 8], not contiguous
+    y = op("gated_" + name + "_packed")(ab)
+    assert y.shape == (3, 10, 4) and y.is_contiguous()
+    torch.testing.assert_close(y, act(name, ab[..., :4]) * ab[..., 4:])
+    x, bias = torch.randn(5, 2, 7, device="cuda").transpose(0, 2), torch.randn(5, device="cuda")
+    y = op("bias_" + name)(x, bias)
+    assert y.shape == x.shape and y.is_contiguous()
+    torch.testing.assert_close(y, act(name, x + bias))
+    with FakeTensorMode() as mode:
+        assert op("gated_" + name + "_packed")(mode.from_tensor(ab)).shape == (3, 10, 4)
+        assert op("bias_" + name)(mode.from_tensor(x), mode.from_tensor(bias)).stride() == y.stride()
+    # empty: no rows, no columns
+    for shape in [(0, 8), (4, 0)]:
+        assert op("gated_" + name + "_packed")(torch.randn(shape, device="cuda")).shape == (shape[0], shape[1] // 2)
+        xb = torch.randn(shape, device="cuda")
+        assert op("bias_" + name)(xb, torch.randn(shape[1], device="cuda")).shape == shape
+        if hasattr(ops, f"bias_{name}_backward"):
+            dx, dbias = op("bias_" + name + "_backward")(xb, xb, torch.randn(shape[1], device="cuda"))
+            assert dx.shape == shape and torch.equal(dbias, torch.zeros(shape[1], device="cuda"))
+
+
+def opcheck_samples(name):
+    def t(*shape, grad=False):
+        return torch.randn(*shape, device="cuda", dtype=torch.float64 if grad else torch.float32).requires_grad_(grad)
+    samples = []  # (op, args, kwargs, requires grad)
+    for grad in (False, True):
+        samples.append((f"gated_{name}", (t(4, 8, grad=grad), t(4, 8, grad=grad)), {}, grad))
+        samples.append((f"gated_{name}_packed", (t(4, 16, grad=grad),), {}, grad))
+        samples.append((f"gated_{name}_packed", (t(2, 3, 16, grad=grad),), {"activate_first": False}, grad))
+        samples.append((f"bias_{name}", (t(4, 8, grad=grad), t(8, grad=grad)), {}, grad))
+    samples.append((f"gated_{name}", (t(8, 4).t(), t(8, 4).t()), {}, False))
+    samples.append((f"gated_{name}", (t(0, 3), t(0, 3)), {}, False))
+    samples.append((f"bias_{name}", (t(0, 3), t(3)), {}, False))
+    if hasattr(ops, f"gated_{name}_backward"):
+        samples.append((f"gated_{name}_backward", (t(4, 8), t(4, 8), t(4, 8)), {}, False))
+        samples.append((f"gated_{name}_packed_backward", (t(4, 8), t(4, 16)), {"activate_first": False}, False))
+        samples.append((f"bias_{name}_backward", (t(4, 8), t(4, 8), t(8)), {}, False))
+    return samples
+
+
+@pytest.mark.parametrize("name", FUSED)
+def test_opcheck(name):
+    for qualified, args, kwargs, grad in opcheck_samples(name):
+        utils = ["test_schema", "test_faketensor", "test_aot_dispatch_dynamic"]
+        if grad:
+            utils.append("test_autograd_registration")
+        torch.library.opcheck(op(qualified).default, args, kwargs, test_utils=utils)
+
+
+@pytest.mark.parametrize("name", FUSED)
+def test_gradcheck_float64(name):
+    if not hasattr(ops, f"gated_{name}_backward"):
+        pytest.skip(f"{name} has no derivative")
+
+    def away_from_zero(t):  # relu's kink
+        return torch.where(t.abs() < 2e-2, t + 5e-2, t)
+    g = torch.Generator(device="cuda").manual_seed(11)
+    a, b, x = (away_from_zero(torch.randn(6, 10, device="cuda", dtype=torch.float64, generator=g) * 2)
+               for _ in range(3))
+    bias = torch.zeros(10, device="cuda", dtype=torch.float64)  # x + bias stays away from the kink
+    for t in (a, b, x, bias):
+        t.requires_grad_()
+    assert torch.autograd.gradcheck(lambda p, q: op("gated_" + name)(p, q), (a, b))
+    for first in (True, False):
+        assert torch.autograd.gradcheck(
+            lambda p, q: op("gated_" + name + "_packed")(torch.cat([p, q], -1), activate_first=first), (a, b))
+    assert torch.autograd.gradcheck(lambda p, q: op("bias_" + name)(p, q), (x, bias))
+
+
+@pytest.mark.parametrize("name", FUSED)
+def test_compile_matches_eager(name):
+    """A gated MLP and a bias + activation layer, fullgraph, forward and backward."""
+    if not hasattr(ops, f"gated_{name}_backward"):
+        pytest.skip(f"{name} has no derivative")
+    torch._dynamo.reset()
+    x = torch.randn(32, 16, device="cuda", requires_grad=True)
+    w_in = torch.randn(16, 48, device="cuda", requires_grad=True)
+    bias = torch.randn(24, device="cuda", requires_grad=True)
+
+    def mlp(t):
+        h = t @ w_in  # [32, 48] = a | b, 24 each
+        return op("gated_" + name + "_packed")(h).sum(-1) + op("bias_" + name)(h[:, :24] * 1.0, bias).mean(-1)
+
+    def separate(t):
+        h = t @ w_in
+        return op("gated_" + name)(h[:, :24], h[:, 24:])
+
+    for fn in (mlp, separate):
+        eager = fn(x)
+        compiled = torch.compile(fn, fullgraph=True)(x)
+        torch.testing.assert_close(compiled, eager)
+        dy = torch.randn_like(eager)
+        want = torch.autograd.grad(eager, (x, w_in, bias) if fn is mlp else (x, w_in), dy)
+        got = torch.autograd.grad(compiled, (x, w_in, bias) if fn is mlp else (x, w_in), dy)
+        for g, w in zip(got, want):
+            torch.testing.assert_close(g, w)
+
+
+def test_errors():
+    name = FUSED[0]
+    gated, packed, bias_op = op("gated_" + name), op("gated_" + name + "_packed"), op("bias_" + name)
+    x = torch.randn(4, 6, device="cuda")
+    with pytest.raises(RuntimeError, match="expected a CUDA tensor"):
+        gated(torch.randn(3), torch.randn(3))
+    with pytest.raises(RuntimeError, match="same device"):
+        gated(x, x.cpu())
+    with pytest.raises(RuntimeError, match="of size"):
+        gated(x, torch.randn(4, 5, device="cuda"))
+    with pytest.raises(RuntimeError, match="dtype"):
+        gated(x, x.double())
+    with pytest.raises(RuntimeError, match="unsupported dtype"):
+        gated(x.int(), x.int())
+    with pytest.raises(RuntimeError, match="last dimension of ab to be even"):
+        packed(torch.randn(4, 7, device="cuda"))
+    with pytest.raises(RuntimeError, match="at least one dimension"):
+        packed(torch.tensor(1.0, device="cuda"))
+    with pytest.raises(RuntimeError, match=r"bias of size \[6\]"):
+        bias_op(x, torch.randn(4, device="cuda"))
+    with pytest.raises(RuntimeError, match=r"bias of size \[6\]"):
+        bias_op(x, torch.randn(1, 6, device="cuda"))
+    with pytest.raises(RuntimeError, match="dtype"):
+        bias_op(x, torch.randn(6, device="cuda", dtype=torch.float64))
+    with pytest.raises(RuntimeError, match="same device"):
+        bias_op(x, torch.randn(6))
+    if hasattr(ops, f"gated_{name}_packed_backward"):
+        with pytest.raises(RuntimeError, match="halved"):
+            op("gated_" + name + "_packed_backward")(torch.randn(4, 6, device="cuda"), torch.randn(4, 6, device="cuda"))
+
+
+def test_two_gpus():
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs two CUDA devices")
+    with torch.cuda.device(0):
+        for name in FUSED:
+            a, b = torch.randn(100, 8, device="cuda:1"), torch.randn(100, 8, device="cuda:1")
+            y = op("gated_" + name)(a, b)
+            assert y.device == a.device
+            torch.testing.assert_close(y, act(name, a) * b)
+            z = op("bias_" + name)(a, b[0])
+            torch.testing.assert_close(z, act(name, a + b[0]))
+        torch.cuda.synchronize(1)
