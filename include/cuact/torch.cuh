@@ -531,11 +531,16 @@ struct family<Policy, std::index_sequence<I...>> {
 }  // namespace torch_ops
 }  // namespace cuact
 
-/// Registers activation type `Policy` as the op family `ns::name` (see the file comment).
-/// `params` is a string literal of schema parameters with defaults, "" for none.
-#define CUACT_TORCH_OP_FAMILY(library, ns, name, Policy, params)                                   \
-  ::cuact::torch_ops::family<                                                                      \
+/// Defines `Family` (family or torch_fused.cuh's fused_family) of activation type `Policy` with
+/// the parameters of the schema text `params`; the registration macros' one body.
+#define CUACT_TORCH_DEFINE_(Family, library, ns, name, Policy, params)                             \
+  ::cuact::torch_ops::Family<                                                                      \
       Policy, std::make_index_sequence<::cuact::torch_ops::count_params(params)>>::define(library, \
                                                                                           #ns,     \
                                                                                           #name,   \
                                                                                           params)
+
+/// Registers activation type `Policy` as the op family `ns::name` (see the file comment).
+/// `params` is a string literal of schema parameters with defaults, "" for none.
+#define CUACT_TORCH_OP_FAMILY(library, ns, name, Policy, params) \
+  CUACT_TORCH_DEFINE_(family, library, ns, name, Policy, params)

@@ -101,7 +101,9 @@ struct fused_family<Policy, std::index_sequence<I...>> {
     return ns_prefix() + prefix + name() + suffix;
   }
 
-  static Policy make(as_double<I>... p) { return Policy{p...}; }
+  /// The activation's op family (torch.cuh): its policy construction and checks and its autograd
+  /// helpers serve the fused ops too.
+  using activation_family = family<Policy, std::index_sequence<I...>>;
 
   template <class Signature>
   static c10::TypedOperatorHandle<Signature> handle(const std::string& op) {
@@ -145,14 +147,6 @@ struct fused_family<Policy, std::index_sequence<I...>> {
     return op;
   }
 
-  /// The policy of a forward op, refused where parameter_rule refuses its parameters.
-  static Policy checked_policy(const std::string& op, as_double<I>... p) {
-    const Policy act = make(p...);
-    const char* refusal = parameter_rule<Policy>::refusal(act);
-    TORCH_CHECK(refusal == nullptr, op, ": ", refusal);
-    return act;
-  }
-
   static gate_half half_of(bool activate_first) {
     return activate_first ? gate_half::first : gate_half::second;
   }
@@ -175,7 +169,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
 
   static Tensor gated_kernel(const Tensor& a, const Tensor& b, as_double<I>... p) {
     const std::string op = op_name("gated_");
-    const Policy act = checked_policy(op, p...);
+    const Policy act = activation_family::checked_policy(op, p...);
     check_tensor(a, op, "a");
     check_like(b, a, op, "b", "a");
     const c10::cuda::CUDAGuard guard(a.device());
@@ -197,7 +191,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
   static tensor_pair gated_backward_kernel(const Tensor& grad, const Tensor& a, const Tensor& b,
                                            as_double<I>... p) {
     const std::string op = op_name("gated_", "_backward");
-    const Policy act = make(p...);
+    const Policy act = activation_family::make(p...);
     check_tensor(a, op, "a");
     check_like(b, a, op, "b", "a");
     check_like(grad, a, op, "grad", "a");
@@ -240,7 +234,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
 
   static Tensor packed_kernel(const Tensor& ab, as_double<I>... p, bool activate_first) {
     const std::string op = op_name("gated_", "_packed");
-    const Policy act = checked_policy(op, p...);
+    const Policy act = activation_family::checked_policy(op, p...);
     check_tensor(ab, op, "ab");
     const int64_t cols = packed_cols(ab, op);
     const c10::cuda::CUDAGuard guard(ab.device());
@@ -261,7 +255,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
   static Tensor packed_backward_kernel(const Tensor& grad, const Tensor& ab, as_double<I>... p,
                                        bool activate_first) {
     const std::string op = op_name("gated_", "_packed_backward");
-    const Policy act = make(p...);
+    const Policy act = activation_family::make(p...);
     check_tensor(ab, op, "ab");
     const int64_t cols = packed_cols(ab, op);
     check_tensor(grad, op, "grad");
@@ -310,7 +304,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
 
   static Tensor bias_kernel(const Tensor& x, const Tensor& bias, as_double<I>... p) {
     const std::string op = op_name("bias_");
-    const Policy act = checked_policy(op, p...);
+    const Policy act = activation_family::checked_policy(op, p...);
     const int64_t cols = check_bias(x, bias, op);
     const c10::cuda::CUDAGuard guard(x.device());
     Tensor out = at::empty(x.sizes(), x.options());
@@ -330,7 +324,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
   static tensor_pair bias_backward_kernel(const Tensor& grad, const Tensor& x, const Tensor& bias,
                                           as_double<I>... p) {
     const std::string op = op_name("bias_", "_backward");
-    const Policy act = make(p...);
+    const Policy act = activation_family::make(p...);
     const int64_t cols = check_bias(x, bias, op);
     check_like(grad, x, op, "grad", "x");
     const c10::cuda::CUDAGuard guard(x.device());
@@ -361,9 +355,6 @@ struct fused_family<Policy, std::index_sequence<I...>> {
 
   // ---- autograd ----
 
-  static std::vector<double> params_of(autograd_context* ctx) {
-    return ctx->saved_data["params"].toDoubleVector();
-  }
   /// One gradient per forward argument: the tensors', then none for the parameters (and the
   /// packed op's flag).
   static variable_list gradients(std::initializer_list<Tensor> tensors, std::size_t others) {
@@ -394,7 +385,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
     }
     static variable_list backward(autograd_context* ctx, variable_list grads) {
       const auto saved = ctx->get_saved_variables();
-      const auto params = params_of(ctx);
+      const auto params = activation_family::params_of(ctx);
       if (!grads[0].defined()) return gradients({Tensor(), Tensor()}, param_count);
       auto [d_first, d_second] =
           two_input_backward_op<Bias>().call(grads[0], saved[0], saved[1], params[I]...);
@@ -413,7 +404,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
     }
     static variable_list backward(autograd_context* ctx, variable_list grads) {
       const auto saved = ctx->get_saved_variables();
-      const auto params = params_of(ctx);
+      const auto params = activation_family::params_of(ctx);
       if (!grads[0].defined()) return gradients({Tensor()}, param_count + 1);
       const bool activate_first = ctx->saved_data["activate_first"].toBool();
       return gradients(
@@ -422,9 +413,6 @@ struct fused_family<Policy, std::index_sequence<I...>> {
     }
   };
 
-  static bool wants_grad(const Tensor& t) {
-    return at::GradMode::is_enabled() && t.defined() && t.requires_grad();
-  }
   static void refuse_grad(bool wanted, const std::string& op) {
     TORCH_CHECK(!wanted, op,
                 ": an input requires grad but this activation has no derivative "
@@ -433,7 +421,8 @@ struct fused_family<Policy, std::index_sequence<I...>> {
 
   template <bool Bias>
   static Tensor two_input_autograd(const Tensor& first, const Tensor& second, as_double<I>... p) {
-    const bool wanted = wants_grad(first) || wants_grad(second);
+    const bool wanted =
+        activation_family::wants_grad(first) || activation_family::wants_grad(second);
     if constexpr (has_backward) {
       if (wanted) return two_input_function<Bias>::apply(first, second, p...);
     } else {
@@ -443,7 +432,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
     return two_input_op<Bias>().call(first, second, p...);
   }
   static Tensor packed_autograd(const Tensor& ab, as_double<I>... p, bool activate_first) {
-    const bool wanted = wants_grad(ab);
+    const bool wanted = activation_family::wants_grad(ab);
     if constexpr (has_backward) {
       if (wanted) return packed_function::apply(ab, p..., activate_first);
     } else {
@@ -503,9 +492,5 @@ struct fused_family<Policy, std::index_sequence<I...>> {
 /// Registers the fused ops of activation type `Policy` as gated_NAME, gated_NAME_packed, bias_NAME
 /// (and their _backward ops) in `ns` (see the file comment). `params` is a string literal of
 /// schema parameters with defaults, "" for none.
-#define CUACT_TORCH_FUSED_OPS(library, ns, name, Policy, params)                                   \
-  ::cuact::torch_ops::fused_family<                                                                \
-      Policy, std::make_index_sequence<::cuact::torch_ops::count_params(params)>>::define(library, \
-                                                                                          #ns,     \
-                                                                                          #name,   \
-                                                                                          params)
+#define CUACT_TORCH_FUSED_OPS(library, ns, name, Policy, params) \
+  CUACT_TORCH_DEFINE_(fused_family, library, ns, name, Policy, params)
