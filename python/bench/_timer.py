@@ -1,7 +1,7 @@
 """The timer of the PyTorch timing scripts (timing.py, custom_timing.py, fused_timing.py): CUDA
 events around one call, L2 flushed before every run, the GPU kept busy while the host queues the
-call, three warm-up calls, the median. Its own module so that fused_timing.py, which does not load
-cuact_torch's operator library, shares it without importing timing.py."""
+call, three warm-up calls, the median. Its own module so that the scripts share it without
+importing one another."""
 import statistics
 
 import torch
