@@ -52,6 +52,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -112,11 +113,24 @@ inline bool flat_dense(at::IntArrayRef sizes, at::IntArrayRef strides) {
 }
 inline bool flat_dense(const at::Tensor& t) { return flat_dense(t.sizes(), t.strides()); }
 
-/// The output of a functional op for input x: x's strides when x is flat-dense, else contiguous.
-inline at::Tensor empty_output(const at::Tensor& x) {
-  if (flat_dense(x)) return at::empty_strided(x.sizes(), x.strides(), x.options());
-  return at::empty(x.sizes(), x.options());
+/// Whether `first` is flat-dense and `others` all have its strides: then the ops run on the
+/// tensors' memory as it is and their results keep those strides.
+inline bool flat_alike(const at::Tensor& first, std::initializer_list<const at::Tensor*> others) {
+  if (!flat_dense(first)) return false;
+  for (const at::Tensor* t : others) {
+    if (t->strides() != first.strides()) return false;
+  }
+  return true;
 }
+
+/// A result of `like`'s sizes and options: with its strides when `keep_strides`, else contiguous.
+inline at::Tensor empty_result(const at::Tensor& like, bool keep_strides) {
+  return keep_strides ? at::empty_strided(like.sizes(), like.strides(), like.options())
+                      : at::empty(like.sizes(), like.options());
+}
+
+/// The output of a functional op for input x: x's strides when x is flat-dense, else contiguous.
+inline at::Tensor empty_output(const at::Tensor& x) { return empty_result(x, flat_dense(x)); }
 
 template <class T>
 struct type_tag {
@@ -175,15 +189,21 @@ inline std::string sizes_text(at::IntArrayRef sizes) {
   return text + "]";
 }
 
-/// A second tensor argument: like the first in device, dtype and sizes.
-inline void check_like(const at::Tensor& t, const at::Tensor& first, const std::string& op,
-                       const char* arg, const char* first_arg) {
+/// A further tensor argument: like the first in device and dtype (its sizes are the caller's).
+inline void check_companion(const at::Tensor& t, const at::Tensor& first, const std::string& op,
+                            const char* arg, const char* first_arg) {
   TORCH_CHECK(t.defined(), op, ": expected a tensor for ", arg, ", got an undefined one");
   TORCH_CHECK(t.device() == first.device(), op, ": expected all tensors on the same device, but ",
               first_arg, " is on ", first.device(), " and ", arg, " on ", t.device());
   check_tensor(t, op, arg);
   TORCH_CHECK(t.scalar_type() == first.scalar_type(), op, ": expected ", arg, " of dtype ",
               first.scalar_type(), " like ", first_arg, ", got ", t.scalar_type());
+}
+
+/// A second tensor argument: like the first in device, dtype and sizes.
+inline void check_like(const at::Tensor& t, const at::Tensor& first, const std::string& op,
+                       const char* arg, const char* first_arg) {
+  check_companion(t, first, op, arg, first_arg);
   TORCH_CHECK(t.sizes() == first.sizes(), op, ": expected ", arg, " of size ",
               sizes_text(first.sizes()), " like ", first_arg, ", got ", sizes_text(t.sizes()));
 }
@@ -314,7 +334,7 @@ struct family<Policy, std::index_sequence<I...>> {
     if (x.numel() == 0) return;
     at::assert_no_internal_overlap(out);
     at::assert_no_partial_overlap(out, x);
-    if (flat_dense(x) && out.strides() == x.strides()) {
+    if (flat_alike(x, {&out})) {
       dispatch_dtype(x.scalar_type(), op, [&](auto tag) {
         using T = typename decltype(tag)::type;
         check_cuda(cuact::forward(act, data_of<const T>(x), data_of<T>(out),
@@ -334,9 +354,8 @@ struct family<Policy, std::index_sequence<I...>> {
     check_tensor(saved, op, saved_name);
     check_like(grad, saved, op, "grad", saved_name);
     const c10::cuda::CUDAGuard guard(saved.device());
-    const bool flat = flat_dense(saved) && grad.strides() == saved.strides();
-    Tensor dx = flat ? at::empty_strided(saved.sizes(), saved.strides(), saved.options())
-                     : at::empty(saved.sizes(), saved.options());
+    const bool flat = flat_alike(saved, {&grad});
+    Tensor dx = empty_result(saved, flat);
     if (saved.numel() == 0) return dx;
     const Tensor s = flat ? saved : saved.contiguous();
     const Tensor g = flat ? grad : grad.contiguous();

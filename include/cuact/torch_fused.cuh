@@ -84,10 +84,6 @@ struct fused_family<Policy, std::index_sequence<I...>> {
   using variable_list = torch::autograd::variable_list;
   static constexpr std::size_t param_count = sizeof...(I);
 
-  static std::string& qualname() {  // "ns::name"
-    static std::string name;
-    return name;
-  }
   static std::string& ns_prefix() {  // "ns::"
     static std::string prefix;
     return prefix;
@@ -152,20 +148,6 @@ struct fused_family<Policy, std::index_sequence<I...>> {
   }
 
   // ---- device kernels (registered for CUDA, and for CPU where they explain the refusal) ----
-
-  /// Whether `others` all have the strides of `first`, which is flat-dense: then the elementwise
-  /// ops run on the tensors' memory as it is and the results keep those strides.
-  static bool flat_alike(const Tensor& first, std::initializer_list<const Tensor*> others) {
-    if (!flat_dense(first)) return false;
-    for (const Tensor* t : others) {
-      if (t->strides() != first.strides()) return false;
-    }
-    return true;
-  }
-  static Tensor empty_result(const Tensor& like, bool flat) {
-    return flat ? at::empty_strided(like.sizes(), like.strides(), like.options())
-                : at::empty(like.sizes(), like.options());
-  }
 
   static Tensor gated_kernel(const Tensor& a, const Tensor& b, as_double<I>... p) {
     const std::string op = op_name("gated_");
@@ -258,12 +240,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
     const Policy act = activation_family::make(p...);
     check_tensor(ab, op, "ab");
     const int64_t cols = packed_cols(ab, op);
-    check_tensor(grad, op, "grad");
-    TORCH_CHECK(grad.device() == ab.device(), op,
-                ": expected all tensors on the same device, but ab is on ", ab.device(),
-                " and grad on ", grad.device());
-    TORCH_CHECK(grad.scalar_type() == ab.scalar_type(), op, ": expected grad of dtype ",
-                ab.scalar_type(), " like ab, got ", grad.scalar_type());
+    check_companion(grad, ab, op, "grad", "ab");
     const auto expected = half_sizes(ab, cols);
     TORCH_CHECK(grad.sizes() == at::IntArrayRef(expected), op, ": expected grad of size ",
                 sizes_text(expected), " (ab's with its last dimension halved), got ",
@@ -290,13 +267,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
   static int64_t check_bias(const Tensor& x, const Tensor& bias, const std::string& op) {
     check_tensor(x, op, "x");
     const int64_t cols = last_dim(x, op, "x");
-    TORCH_CHECK(bias.defined(), op, ": expected a tensor for bias, got an undefined one");
-    TORCH_CHECK(bias.device() == x.device(), op,
-                ": expected all tensors on the same device, but x is on ", x.device(),
-                " and bias on ", bias.device());
-    check_tensor(bias, op, "bias");
-    TORCH_CHECK(bias.scalar_type() == x.scalar_type(), op, ": expected bias of dtype ",
-                x.scalar_type(), " like x, got ", bias.scalar_type());
+    check_companion(bias, x, op, "bias", "x");
     TORCH_CHECK(bias.dim() == 1 && bias.size(0) == cols, op, ": expected bias of size ",
                 sizes_text({cols}), " (x's last dimension), got ", sizes_text(bias.sizes()));
     return cols;
@@ -444,12 +415,12 @@ struct fused_family<Policy, std::index_sequence<I...>> {
 
   /// Defines the schemas and registers every kernel. `ns` must be the library's namespace.
   static void define(torch::Library& m, const char* ns, const char* op_family, const char* params) {
-    const std::string full = std::string(ns) + "::" + op_family;
-    TORCH_CHECK(qualname().empty() || qualname() == full, "cuact: the activation type of ", full,
-                " already defines the fused ops of ", qualname(),
+    const std::string prefix = std::string(ns) + "::";
+    const std::string defined = ns_prefix() + name();
+    TORCH_CHECK(name().empty() || defined == prefix + op_family, "cuact: the activation type of ",
+                prefix + op_family, " already defines the fused ops of ", defined,
                 "; give each fused op family its own type");
-    qualname() = full;
-    ns_prefix() = std::string(ns) + "::";
+    ns_prefix() = prefix;
     name() = op_family;
     const std::string n = op_family;
     const std::string p = std::string(params).empty() ? "" : ", " + std::string(params);

@@ -1,8 +1,8 @@
 """Fake (meta) implementations of cuact op families and fused ops, for torch.compile and FakeTensor.
 
 They are Python so that symbolic shapes work; their layout rules are the ones of the C++ kernels
-(include/cuact/torch.cuh: flat_dense, empty_output, gradient_kernel; include/cuact/torch_fused.cuh:
-flat_alike for the gated op, contiguous results for the packed and bias ops). Keep them in step.
+(include/cuact/torch.cuh: flat_dense, flat_alike, empty_result, check_companion; include/cuact/
+torch_fused.cuh: contiguous results for the packed and bias ops). Keep them in step.
 """
 import torch
 
@@ -32,12 +32,23 @@ def _empty(like, strided):
     return torch.empty(like.shape, dtype=like.dtype, device=like.device)
 
 
-def _check_like(t, first, op, arg, first_arg):
+def _flat_alike(first, *others):
+    """first flat-dense and the others of its strides (torch.cuh: flat_alike)."""
+    return _flat_dense(first.shape, first.stride()) and all(
+        tuple(t.stride()) == tuple(first.stride()) for t in others)
+
+
+def _check_companion(t, first, op, arg, first_arg):
+    """t on first's device, of its dtype (torch.cuh: check_companion)."""
     torch._check(t.device == first.device,
                  lambda: f"{op}: expected all tensors on the same device, but {first_arg} is on "
                  f"{first.device} and {arg} on {t.device}")
     torch._check(t.dtype == first.dtype,
                  lambda: f"{op}: expected {arg} of dtype {first.dtype}, got {t.dtype}")
+
+
+def _check_like(t, first, op, arg, first_arg):
+    _check_companion(t, first, op, arg, first_arg)
     torch._check(t.shape == first.shape,
                  lambda: f"{op}: expected {arg} of size {tuple(first.shape)}, got {tuple(t.shape)}")
 
@@ -60,8 +71,7 @@ def _make_fake_out(qualname):
 def _make_fake_backward(qualname, saved_name):
     def fake_backward(grad, saved, *params):
         _check_like(grad, saved, qualname, "grad", saved_name)
-        flat = _flat_dense(saved.shape, saved.stride()) and tuple(grad.stride()) == tuple(saved.stride())
-        return _empty(saved, flat)
+        return _empty(saved, _flat_alike(saved, grad))
     return fake_backward
 
 
@@ -70,8 +80,7 @@ def _make_fake_backward(qualname, saved_name):
 def _fake_gated(qualname):
     def fake(a, b, *params):
         _check_like(b, a, qualname, "b", "a")
-        flat = _flat_dense(a.shape, a.stride()) and tuple(b.stride()) == tuple(a.stride())
-        return _empty(a, flat)
+        return _empty(a, _flat_alike(a, b))
     return fake
 
 
@@ -79,8 +88,7 @@ def _fake_gated_backward(qualname):
     def fake(grad, a, b, *params):
         _check_like(b, a, qualname, "b", "a")
         _check_like(grad, a, qualname, "grad", "a")
-        flat = (_flat_dense(a.shape, a.stride()) and tuple(b.stride()) == tuple(a.stride())
-                and tuple(grad.stride()) == tuple(a.stride()))
+        flat = _flat_alike(a, b, grad)
         return _empty(a, flat), _empty(a, flat)
     return fake
 
@@ -102,6 +110,7 @@ def _fake_packed(qualname):
 def _fake_packed_backward(qualname):
     def fake(grad, ab, *params, activate_first=True):
         half = _check_packed(ab, qualname)
+        _check_companion(grad, ab, qualname, "grad", "ab")
         torch._check(tuple(grad.shape) == tuple(half),
                      lambda: f"{qualname}: expected grad of size {list(half)} (ab's with its last "
                      f"dimension halved), got {list(grad.shape)}")
@@ -111,11 +120,7 @@ def _fake_packed_backward(qualname):
 
 def _check_bias(x, bias, qualname):
     torch._check(x.dim() >= 1, lambda: f"{qualname}: expected x with at least one dimension, got a scalar")
-    torch._check(bias.device == x.device,
-                 lambda: f"{qualname}: expected all tensors on the same device, but x is on "
-                 f"{x.device} and bias on {bias.device}")
-    torch._check(bias.dtype == x.dtype,
-                 lambda: f"{qualname}: expected bias of dtype {x.dtype} like x, got {bias.dtype}")
+    _check_companion(bias, x, qualname, "bias", "x")
     torch._check(bias.dim() == 1 and bias.shape[0] == x.shape[-1],
                  lambda: f"{qualname}: expected bias of size [{x.shape[-1]}] (x's last dimension), "
                  f"got {list(bias.shape)}")
