@@ -239,6 +239,7 @@ void run_casts(const options& o, const buffers& b) {
   auto* bf = reinterpret_cast<__nv_bfloat16*>(b.big[1]);
   auto* e4 = reinterpret_cast<__nv_fp8_e4m3*>(b.small[0]);
   float* amax = reinterpret_cast<float*>(b.small[1]);
+  const float four = 4.0f;
   const auto row = [&](const std::string& op, const char* dtype, double bytes,
                        const std::function<void()>& run) {
     const float ms = time_ms(run, o.reps);
@@ -253,6 +254,17 @@ void run_casts(const options& o, const buffers& b) {
     BENCH_CHECK(cuact::forward(cuact::gelu{}, x, t, n));
     BENCH_CHECK(cuact::forward_quantize(cuact::linear{}, t, e4, n, 4.0f, amax));
   });
+  // the scale in device memory (TransformerEngine's delayed scaling; the PyTorch op's form)
+  const float* device_scale = amax + 1;
+  BENCH_CHECK(cudaMemcpy(amax + 1, &four, sizeof(float), cudaMemcpyHostToDevice));
+  row("gelu quantize, device scale", "fp32->e4m3", 5.0 * n + 12,
+      [&] { BENCH_CHECK(cuact::forward_quantize(cuact::gelu{}, x, e4, n, device_scale, amax)); });
+  auto* x16 = reinterpret_cast<__nv_bfloat16*>(b.big[1]);
+  fill(x16, n, 5);
+  row("silu quantize, device scale", "bf16->e4m3", 3.0 * n + 12,
+      [&] { BENCH_CHECK(cuact::forward_quantize(cuact::silu{}, x16, e4, n, device_scale, amax)); });
+  row("gelu quantize, device scale", "bf16->e4m3", 3.0 * n + 12,
+      [&] { BENCH_CHECK(cuact::forward_quantize(cuact::gelu{}, x16, e4, n, device_scale, amax)); });
 }
 
 }  // namespace cuact_bench_fused

@@ -735,33 +735,41 @@ TEST_CASE("fused: quantize body under simulated grids", "[cpu][fused]") {
       for (std::size_t i = 0; i < n; ++i) x.get()[i] = hash_value<float>(12, i);
       const float scale = 0.5f;
       const cuact::detail::amax_op<cuact::gelu, __nv_fp8_e4m3> op{{}, {}, scale, nullptr};
-      const auto p =
-          cuact::detail::make_params<V>(op, cuact::outputs(out.get()), n, cuact::inputs(x.get()));
       float want_amax = 0;
       for (std::size_t i = 0; i < n; ++i) {
         const float y = cuact::forward_op<cuact::gelu, __nv_fp8_e4m3>{{}, {}}(x.get()[i]);
         if (std::fabs(y) > want_amax) want_amax = std::fabs(y);
       }
-      for (std::size_t threads : {std::size_t(1), std::size_t(7), n + 2}) {
-        access_log log;
-        const std::size_t r_x = log.add_region(x.get(), n * sizeof(float));
-        const std::size_t r_out = log.add_region(out.get(), n);
-        float amax = 0;
-        for (std::size_t t = 0; t < threads; ++t) {
-          log.set_thread(static_cast<std::int64_t>(t));
-          amax =
-              std::max(amax, cuact::detail::quantize_thread(p, t, threads, recording_access{&log}));
-        }
-        REQUIRE(log.errors().empty());
-        REQUIRE(log.each_byte(r_x, 1, 0));
-        REQUIRE(log.each_byte(r_out, 0, 1));
-        REQUIRE(out.intact());
-        CHECK(amax == want_amax);
-        for (std::size_t i = 0; i < n; ++i) {
-          float ignored = 0;
-          auto single = op;
-          single.amax = &ignored;
-          REQUIRE(same_result(out.get()[i], from_compute<__nv_fp8_e4m3>(single(x.get()[i]))));
+      // the scale in the op (forward_quantize's float), or read from a "device" float that
+      // overrides the op's (its pointer overload passes an op whose scale is 1)
+      for (const bool scale_in_memory : {false, true}) {
+        auto held = op;
+        if (scale_in_memory) held.scale = 7.0f;
+        const float* scale_pointer = scale_in_memory ? &scale : nullptr;
+        const auto p = cuact::detail::make_params<V>(held, cuact::outputs(out.get()), n,
+                                                     cuact::inputs(x.get()));
+        for (std::size_t threads : {std::size_t(1), std::size_t(7), n + 2}) {
+          CAPTURE(scale_in_memory, threads);
+          access_log log;
+          const std::size_t r_x = log.add_region(x.get(), n * sizeof(float));
+          const std::size_t r_out = log.add_region(out.get(), n);
+          float amax = 0;
+          for (std::size_t t = 0; t < threads; ++t) {
+            log.set_thread(static_cast<std::int64_t>(t));
+            amax = std::max(amax, cuact::detail::quantize_thread(p, scale_pointer, t, threads,
+                                                                 recording_access{&log}));
+          }
+          REQUIRE(log.errors().empty());
+          REQUIRE(log.each_byte(r_x, 1, 0));
+          REQUIRE(log.each_byte(r_out, 0, 1));
+          REQUIRE(out.intact());
+          CHECK(amax == want_amax);
+          for (std::size_t i = 0; i < n; ++i) {
+            float ignored = 0;
+            auto single = op;
+            single.amax = &ignored;
+            REQUIRE(same_result(out.get()[i], from_compute<__nv_fp8_e4m3>(single(x.get()[i]))));
+          }
         }
       }
     }
@@ -809,6 +817,8 @@ TEST_CASE("fused: arguments rejected before any launch", "[cpu][fused]") {
                              4) == invalid);
   CHECK(cuact::forward_quantize(cuact::gelu{}, q, reinterpret_cast<__nv_fp8_e4m3*>(p), 8, 1.0f,
                                 nullptr) == invalid);
+  CHECK(cuact::forward_quantize(cuact::gelu{}, q, reinterpret_cast<__nv_fp8_e4m3*>(p), 8,
+                                static_cast<const float*>(nullptr), p + 8) == invalid);  // scale
   // overlap: an output over an input other than exactly, outputs over each other
   CHECK(cuact::gated_forward(cuact::silu{}, q, q + 8, const_cast<float*>(q) + 4, 8) == invalid);
   CHECK(cuact::gated_backward(cuact::silu{}, q, q + 16, q + 32, p, p + 4, 8) == invalid);
@@ -822,6 +832,10 @@ TEST_CASE("fused: arguments rejected before any launch", "[cpu][fused]") {
         invalid);  // dbias inside dx
   CHECK(cuact::forward_quantize(cuact::gelu{}, q, reinterpret_cast<__nv_fp8_e4m3*>(p), 8, 1.0f,
                                 p + 1) == invalid);
+  CHECK(cuact::forward_quantize(cuact::gelu{}, q, reinterpret_cast<__nv_fp8_e4m3*>(p), 8, p + 1,
+                                p + 8) == invalid);  // the device scale inside out
+  CHECK(cuact::forward_quantize(cuact::gelu{}, q, reinterpret_cast<__nv_fp8_e4m3*>(p), 8, p + 8,
+                                p + 8) == invalid);  // the device scale is the amax
   // rows * cols overflowing size_t
   CHECK(cuact::gated_forward_packed(cuact::silu{}, q, p, huge, 2) == invalid);
   CHECK(cuact::gated_backward_packed(cuact::silu{}, q, q, p, huge / 2 + 1, 2) == invalid);
@@ -840,4 +854,6 @@ TEST_CASE("fused: arguments rejected before any launch", "[cpu][fused]") {
   CHECK(cuact::gated_forward_packed(cuact::silu{}, q, p, 0, 4) == cudaSuccess);
   CHECK(cuact::bias_forward(cuact::gelu{}, q, q, p, 4, 0) == cudaSuccess);
   CHECK(cuact::bias_backward(cuact::gelu{}, q, q, q, p, p, 4, 0) == cudaSuccess);
+  CHECK(cuact::forward_quantize(cuact::gelu{}, q, reinterpret_cast<__nv_fp8_e4m3*>(p), 0,
+                                static_cast<const float*>(nullptr), p) == cudaSuccess);
 }

@@ -5,6 +5,7 @@
 // that need a device (pageable memory, another device). Exits 77 without a GPU (gpu_main.cu).
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -338,11 +339,31 @@ TEST_CASE("gpu fused: cast, fp8 quantize with amax, and compose", "[gpu][fused]"
       device_array<__nv_bfloat16> bf(n, offset);
       device_array<__nv_fp8_e4m3> e4(n, offset);
       device_array<__nv_fp8_e5m2> e5(n, offset);
-      device_array<float> amax(2);
+      device_array<float> amax(4);
       CUDA_REQUIRE(cuact::forward_cast(cuact::silu{}, dx.get(), bf.get(), n));
       const float scale = 8.0f;
       CUDA_REQUIRE(
           cuact::forward_quantize(cuact::gelu{}, dx.get(), e4.get(), n, scale, amax.get()));
+      // the scale in device memory: the same bytes and amax as the scale by value (amax[3])
+      device_array<float> device_scale(std::vector<float>{scale}, 0);
+      device_array<__nv_fp8_e4m3> e4_device_scale(n, offset);
+      CUDA_REQUIRE(cuact::forward_quantize(cuact::gelu{}, dx.get(), e4_device_scale.get(), n,
+                                           device_scale.get(), amax.get() + 3));
+      // bf16 input (an MLP's activations), device scale, against fp32 input of the same values
+      std::vector<__nv_bfloat16> x16(n);
+      std::vector<float> x16_wide(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        x16[i] = __float2bfloat16(x[i]);
+        x16_wide[i] = __bfloat162float(x16[i]);
+      }
+      device_array<__nv_bfloat16> dx16(x16, offset);
+      device_array<float> dx16_wide(x16_wide, 0);
+      device_array<__nv_fp8_e4m3> e4_from16(n, offset), e4_from_wide(n, 0);
+      CUDA_REQUIRE(cuact::forward_quantize(cuact::silu{}, dx16.get(), e4_from16.get(), n,
+                                           device_scale.get(), amax.get() + 2));
+      device_array<float> amax_wide(1);
+      CUDA_REQUIRE(cuact::forward_quantize(cuact::silu{}, dx16_wide.get(), e4_from_wide.get(), n,
+                                           scale, amax_wide.get()));
       CUDA_REQUIRE(cudaMemset(amax.get() + 1, 0, sizeof(float)));
       CUDA_REQUIRE(cuact::forward_quantize(cuact::relu{}, dx.get(), e5.get(), n, 1.0f,
                                            amax.get() + 1, cuact::amax_update::accumulate));
@@ -381,6 +402,13 @@ TEST_CASE("gpu fused: cast, fp8 quantize with amax, and compose", "[gpu][fused]"
              std::fabs(m[0] - gelu_max) <= 1e-2 * gelu_max));  // gelu at fp8 accuracy
       CHECK(m[1] == static_cast<float>(relu_max));
       CHECK(bad.count == 0);
+      const auto q4_device_scale = e4_device_scale.download();
+      CHECK(std::memcmp(q4.data(), q4_device_scale.data(), n) == 0);
+      CHECK(m[3] == m[0]);
+      // silu at fp8 accuracy from bf16 or from the same values in fp32: one result
+      const auto q16 = e4_from16.download(), q_wide = e4_from_wide.download();
+      CHECK(std::memcmp(q16.data(), q_wide.data(), n) == 0);
+      CHECK(m[2] == amax_wide.download()[0]);
     }
   }
   // compose: x * sigmoid(1.702 x) in one pass, forward and backward
@@ -414,7 +442,10 @@ TEST_CASE("gpu fused: errors that need a device", "[gpu][fused]") {
   CHECK(cuact::gated_forward_packed(cuact::silu{}, h, d.get(), 2, 4) == cudaErrorInvalidValue);
   CHECK(cuact::bias_backward(cuact::gelu{}, d.get(), h, d.get() + 8, d.get() + 16, d.get() + 32, 2,
                              4) == cudaErrorInvalidValue);
-  CHECK(cudaGetLastError() == cudaSuccess);  // nothing left behind
+  CHECK(cuact::forward_quantize(cuact::gelu{}, d.get(),
+                                reinterpret_cast<__nv_fp8_e4m3*>(d.get() + 32), 8, h,
+                                d.get() + 48) == cudaErrorInvalidValue);  // a pageable scale
+  CHECK(cudaGetLastError() == cudaSuccess);                               // nothing left behind
   int devices = 0;
   REQUIRE(cudaGetDeviceCount(&devices) == cudaSuccess);
   if (devices < 2) return;

@@ -540,7 +540,21 @@ cudaError_t forward_quantize(Activation act, const T* in, U* out, std::size_t n,
                              cudaStream_t stream = nullptr) {
   check_activation<Activation, detail::compute_t<T>>();
   return detail::run_quantize<VecWidth>(detail::amax_op<Activation, U>{{}, act, scale, nullptr},
-                                        out, n, in, amax, update == amax_update::reset, stream,
+                                        out, n, in, amax, nullptr, update == amax_update::reset,
+                                        stream, detail::declared_cost<Activation>);
+}
+
+/// forward_quantize with the scale in device memory (a float each thread reads once), as
+/// TransformerEngine's delayed scaling keeps it: the next scale, computed on the GPU from the
+/// amax history, needs no copy to the host. `scale` is an input: it may not overlap out or amax.
+template <int VecWidth = auto_width, class Activation, class T, class U>
+cudaError_t forward_quantize(Activation act, const T* in, U* out, std::size_t n, const float* scale,
+                             float* amax, amax_update update = amax_update::reset,
+                             cudaStream_t stream = nullptr) {
+  check_activation<Activation, detail::compute_t<T>>();
+  if (n != 0 && scale == nullptr) return cudaErrorInvalidValue;
+  return detail::run_quantize<VecWidth>(detail::amax_op<Activation, U>{{}, act, 1.0f, nullptr}, out,
+                                        n, in, amax, scale, update == amax_update::reset, stream,
                                         detail::declared_cost<Activation>);
 }
 

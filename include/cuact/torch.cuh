@@ -123,10 +123,16 @@ inline bool flat_alike(const at::Tensor& first, std::initializer_list<const at::
   return true;
 }
 
-/// A result of `like`'s sizes and options: with its strides when `keep_strides`, else contiguous.
+/// A result of `like`'s sizes and device, of `dtype`: with its strides when `keep_strides`, else
+/// contiguous.
+inline at::Tensor empty_result(const at::Tensor& like, bool keep_strides, at::ScalarType dtype) {
+  const auto options = like.options().dtype(dtype);
+  return keep_strides ? at::empty_strided(like.sizes(), like.strides(), options)
+                      : at::empty(like.sizes(), options);
+}
+/// ... of `like`'s dtype.
 inline at::Tensor empty_result(const at::Tensor& like, bool keep_strides) {
-  return keep_strides ? at::empty_strided(like.sizes(), like.strides(), like.options())
-                      : at::empty(like.sizes(), like.options());
+  return empty_result(like, keep_strides, like.scalar_type());
 }
 
 /// The output of a functional op for input x: x's strides when x is flat-dense, else contiguous.

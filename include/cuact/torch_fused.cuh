@@ -18,9 +18,18 @@
 ///     myops::bias_swish(Tensor x, Tensor bias, P) -> Tensor           act(x + bias), bias [x.size(-1)]
 ///     myops::bias_swish_backward(Tensor grad, Tensor x, Tensor bias, P) -> (Tensor, Tensor)
 ///                                                                     (dx, dbias = dx summed over rows)
+///     myops::cast_swish(Tensor x, P, *, ScalarType dtype) -> Tensor  act(x) as dtype (float32,
+///         float64, float16 or bfloat16), rounded once; x's strides kept as the family's forward does
+///     myops::cast_swish_backward(Tensor grad, Tensor x, P) -> Tensor  dx of x's dtype, grad of any
+///     myops::quantize_swish(Tensor x, P, *, Tensor scale, ScalarType? dtype=None) -> (Tensor, Tensor)
+///         (saturate(act(x) * scale) as float8_e4m3fn (None) or float8_e5m2, amax = max |act(x)|
+///         as a 0-dimensional float32): TransformerEngine's Float8Quantizer recipe, the scale a
+///         one-element float32 tensor on x's device (read there: no copy to the host)
 ///
-/// The backward ops exist, and the forwards have autograd, when the type has derivative(x) (or
-/// gradient(dy, x)). Each is one pass (bias_backward: its two kernels, deterministic dbias), as
+/// The backward ops exist, and the forwards but quantize_NAME have autograd, when the type has
+/// derivative(x) (or gradient(dy, x)). quantize_NAME is not differentiable (its results never
+/// require grad, as for torch.argmax): an fp8 training recipe differentiates the activation on
+/// its own input. Each is one pass (bias_backward: its two kernels, deterministic dbias), as
 /// fused.cuh documents, computing in float for 16-bit data: x + bias is not rounded to the dtype
 /// before the activation (eager PyTorch's x + bias is), and act(a) * b is rounded once.
 ///
@@ -41,6 +50,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -117,6 +127,13 @@ struct fused_family<Policy, std::index_sequence<I...>> {
       typename with_doubles<Tensor(const Tensor&, const Tensor&), param_count, bool>::type;
   using bias_signature = gated_signature;
   using bias_backward_signature = gated_backward_signature;
+  using cast_signature =
+      typename with_doubles<Tensor(const Tensor&), param_count, at::ScalarType>::type;
+  using cast_backward_signature =
+      typename with_doubles<Tensor(const Tensor&, const Tensor&), param_count>::type;
+  using quantize_signature =
+      typename with_doubles<tensor_pair(const Tensor&), param_count, const Tensor&,
+                            std::optional<at::ScalarType>>::type;
 
   static const auto& gated_op() {
     static const auto op = handle<gated_signature>(op_name("gated_"));
@@ -140,6 +157,18 @@ struct fused_family<Policy, std::index_sequence<I...>> {
   }
   static const auto& bias_backward_op() {
     static const auto op = handle<bias_backward_signature>(op_name("bias_", "_backward"));
+    return op;
+  }
+  static const auto& cast_op() {
+    static const auto op = handle<cast_signature>(op_name("cast_"));
+    return op;
+  }
+  static const auto& cast_backward_op() {
+    static const auto op = handle<cast_backward_signature>(op_name("cast_", "_backward"));
+    return op;
+  }
+  static const auto& quantize_op() {
+    static const auto op = handle<quantize_signature>(op_name("quantize_"));
     return op;
   }
 
@@ -324,6 +353,93 @@ struct fused_family<Policy, std::index_sequence<I...>> {
     return {dx, dbias};
   }
 
+  /// act(x) as `dtype`: one pass, rounded once (cuact::forward_cast).
+  static Tensor cast_kernel(const Tensor& x, as_double<I>... p, at::ScalarType dtype) {
+    const std::string op = op_name("cast_");
+    const Policy act = activation_family::checked_policy(op, p...);
+    check_tensor(x, op, "x");
+    TORCH_CHECK(
+        dtype == at::kFloat || dtype == at::kDouble || dtype == at::kHalf || dtype == at::kBFloat16,
+        op, ": expected dtype float32, float64, float16 or bfloat16, got ", dtype,
+        " (fp8 results come from ", op_name("quantize_"), ", with a scale)");
+    const c10::cuda::CUDAGuard guard(x.device());
+    const bool flat = flat_dense(x);
+    Tensor out = empty_result(x, flat, dtype);
+    if (x.numel() == 0) return out;
+    const Tensor src = flat ? x : x.contiguous();
+    dispatch_dtype(x.scalar_type(), op, [&](auto in_tag) {
+      using T = typename decltype(in_tag)::type;
+      dispatch_dtype(dtype, op, [&](auto out_tag) {
+        using U = typename decltype(out_tag)::type;
+        check_cuda(cuact::forward_cast(act, data_of<const T>(src), data_of<U>(out),
+                                       static_cast<std::size_t>(x.numel()), current_stream()),
+                   op);
+      });
+    });
+    return out;
+  }
+
+  /// dx = act'(x) * grad, grad (the cast's result's gradient, of its dtype) taken to x's dtype
+  /// first, as the gradient of PyTorch's .to(dtype) is: two passes where grad's dtype differs. The
+  /// converted grad takes x's layout, so dx keeps x's strides where x is flat-dense; where grad
+  /// has x's dtype, the family backward's rule holds (flat_alike).
+  static Tensor cast_backward_kernel(const Tensor& grad, const Tensor& x, as_double<I>... p) {
+    const std::string op = op_name("cast_", "_backward");
+    check_tensor(x, op, "x");
+    TORCH_CHECK(grad.defined(), op, ": expected a tensor for grad, got an undefined one");
+    Tensor converted = grad;
+    if (grad.scalar_type() != x.scalar_type() && grad.device() == x.device() &&
+        grad.sizes() == x.sizes()) {  // else gradient_kernel's checks refuse it
+      const c10::cuda::CUDAGuard guard(x.device());
+      converted = empty_result(x, flat_dense(x));
+      converted.copy_(grad);
+    }
+    return activation_family::template gradient_kernel<false>(converted, x,
+                                                              activation_family::make(p...), op);
+  }
+
+  /// (saturate(act(x) * scale) as fp8, max |act(x)|): cuact::forward_quantize with the scale read
+  /// on the device.
+  static tensor_pair quantize_kernel(const Tensor& x, as_double<I>... p, const Tensor& scale,
+                                     std::optional<at::ScalarType> dtype) {
+    const std::string op = op_name("quantize_");
+    const Policy act = activation_family::checked_policy(op, p...);
+    check_tensor(x, op, "x");
+    TORCH_CHECK(scale.defined(), op, ": expected a tensor for scale, got an undefined one");
+    TORCH_CHECK(scale.device() == x.device(), op,
+                ": expected all tensors on the same device, but x is on ", x.device(),
+                " and scale on ", scale.device());
+    TORCH_CHECK(scale.scalar_type() == at::kFloat && scale.numel() == 1, op,
+                ": expected scale a float32 tensor of one element, got ", scale.scalar_type(),
+                " of size ", sizes_text(scale.sizes()));
+    const at::ScalarType target = dtype.value_or(at::ScalarType::Float8_e4m3fn);
+    TORCH_CHECK(target == at::ScalarType::Float8_e4m3fn || target == at::ScalarType::Float8_e5m2,
+                op, ": expected dtype float8_e4m3fn or float8_e5m2, got ", target,
+                " (other dtypes come from ", op_name("cast_"), ")");
+    const c10::cuda::CUDAGuard guard(x.device());
+    const bool flat = flat_dense(x);
+    Tensor out = empty_result(x, flat, target);
+    if (x.numel() == 0) return {out, at::zeros({}, x.options().dtype(at::kFloat))};
+    Tensor amax = at::empty({}, x.options().dtype(at::kFloat));  // zeroed on the stream
+    const Tensor src = flat ? x : x.contiguous();
+    dispatch_dtype(x.scalar_type(), op, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const auto run = [&](auto* fp8) {
+        check_cuda(cuact::forward_quantize(act, data_of<const T>(src), fp8,
+                                           static_cast<std::size_t>(x.numel()),
+                                           data_of<const float>(scale), data_of<float>(amax),
+                                           amax_update::reset, current_stream()),
+                   op);
+      };
+      if (target == at::ScalarType::Float8_e4m3fn) {
+        run(data_of<__nv_fp8_e4m3>(out));
+      } else {
+        run(data_of<__nv_fp8_e5m2>(out));
+      }
+    });
+    return {out, amax};
+  }
+
   // ---- autograd ----
 
   /// One gradient per forward argument: the tensors', then none for the parameters (and the
@@ -384,6 +500,23 @@ struct fused_family<Policy, std::index_sequence<I...>> {
     }
   };
 
+  struct cast_function : torch::autograd::Function<cast_function> {
+    static Tensor forward(autograd_context* ctx, const Tensor& x, as_double<I>... p,
+                          at::ScalarType dtype) {
+      ctx->saved_data["params"] = std::vector<double>{p...};
+      ctx->save_for_backward({x});
+      at::AutoDispatchBelowADInplaceOrView guard;
+      return cast_op().call(x, p..., dtype);
+    }
+    static variable_list backward(autograd_context* ctx, variable_list grads) {
+      const auto saved = ctx->get_saved_variables();
+      const auto params = activation_family::params_of(ctx);
+      if (!grads[0].defined()) return gradients({Tensor()}, param_count + 1);
+      return gradients({cast_backward_op().call(grads[0], saved[0], params[I]...)},
+                       param_count + 1);
+    }
+  };
+
   static void refuse_grad(bool wanted, const std::string& op) {
     TORCH_CHECK(!wanted, op,
                 ": an input requires grad but this activation has no derivative "
@@ -413,6 +546,23 @@ struct fused_family<Policy, std::index_sequence<I...>> {
     return packed_op().call(ab, p..., activate_first);
   }
 
+  static Tensor cast_autograd(const Tensor& x, as_double<I>... p, at::ScalarType dtype) {
+    const bool wanted = activation_family::wants_grad(x);
+    if constexpr (has_backward) {
+      if (wanted) return cast_function::apply(x, p..., dtype);
+    } else {
+      refuse_grad(wanted, op_name("cast_"));
+    }
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return cast_op().call(x, p..., dtype);
+  }
+  /// Not differentiable: the results do not require grad, whatever x does.
+  static tensor_pair quantize_autograd(const Tensor& x, as_double<I>... p, const Tensor& scale,
+                                       std::optional<at::ScalarType> dtype) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return quantize_op().call(x, p..., scale, dtype);
+  }
+
   /// Defines the schemas and registers every kernel. `ns` must be the library's namespace.
   static void define(torch::Library& m, const char* ns, const char* op_family, const char* params) {
     const std::string prefix = std::string(ns) + "::";
@@ -427,15 +577,21 @@ struct fused_family<Policy, std::index_sequence<I...>> {
     const std::string gated = "gated_" + n;
     const std::string packed = gated + "_packed";
     const std::string bias = "bias_" + n;
+    const std::string cast = "cast_" + n;
+    const std::string quantize = "quantize_" + n;
     const auto def = [&](const std::string& schema) { m.def(schema.c_str()); };
     def(gated + "(Tensor a, Tensor b" + p + ") -> Tensor");
     def(packed + "(Tensor ab" + p + ", *, bool activate_first=True) -> Tensor");
     def(bias + "(Tensor x, Tensor bias" + p + ") -> Tensor");
+    def(cast + "(Tensor x" + p + ", *, ScalarType dtype) -> Tensor");
+    def(quantize + "(Tensor x" + p +
+        ", *, Tensor scale, ScalarType? dtype=None) -> (Tensor, Tensor)");
     if constexpr (has_backward) {
       def(gated + "_backward(Tensor grad, Tensor a, Tensor b" + p + ") -> (Tensor, Tensor)");
       def(packed + "_backward(Tensor grad, Tensor ab" + p +
           ", *, bool activate_first=True) -> Tensor");
       def(bias + "_backward(Tensor grad, Tensor x, Tensor bias" + p + ") -> (Tensor, Tensor)");
+      def(cast + "_backward(Tensor grad, Tensor x" + p + ") -> Tensor");
     }
 
     // Runtime function pointers, not TORCH_FN (torch.cuh's define says why).
@@ -445,23 +601,28 @@ struct fused_family<Policy, std::index_sequence<I...>> {
       impl(gated, torch::dispatch(device, &gated_kernel));
       impl(packed, torch::dispatch(device, &packed_kernel));
       impl(bias, torch::dispatch(device, &bias_kernel));
+      impl(cast, torch::dispatch(device, &cast_kernel));
+      impl(quantize, torch::dispatch(device, &quantize_kernel));
       if constexpr (has_backward) {
         impl(gated + "_backward", torch::dispatch(device, &gated_backward_kernel));
         impl(packed + "_backward", torch::dispatch(device, &packed_backward_kernel));
         impl(bias + "_backward", torch::dispatch(device, &bias_backward_kernel));
+        impl(cast + "_backward", torch::dispatch(device, &cast_backward_kernel));
       }
     }
     impl(gated, torch::dispatch(DispatchKey::Autograd, &two_input_autograd<false>));
     impl(packed, torch::dispatch(DispatchKey::Autograd, &packed_autograd));
     impl(bias, torch::dispatch(DispatchKey::Autograd, &two_input_autograd<true>));
+    impl(cast, torch::dispatch(DispatchKey::Autograd, &cast_autograd));
+    impl(quantize, torch::dispatch(DispatchKey::Autograd, &quantize_autograd));
   }
 };
 
 }  // namespace torch_ops
 }  // namespace cuact
 
-/// Registers the fused ops of activation type `Policy` as gated_NAME, gated_NAME_packed, bias_NAME
-/// (and their _backward ops) in `ns` (see the file comment). `params` is a string literal of
+/// Registers the fused ops of activation type `Policy` as gated_NAME, gated_NAME_packed, bias_NAME,
+/// cast_NAME, quantize_NAME (and the _backward ops) in `ns` (see the file comment). `params` is a string literal of
 /// schema parameters with defaults, "" for none.
 #define CUACT_TORCH_FUSED_OPS(library, ns, name, Policy, params) \
   CUACT_TORCH_DEFINE_(fused_family, library, ns, name, Policy, params)

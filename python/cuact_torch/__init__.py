@@ -11,6 +11,8 @@
     out = torch.ops.cuact.gated_silu_packed(ab)                        # ab [..., 2c] -> [..., c]
     out = torch.ops.cuact.gated_sigmoid_packed(ab, activate_first=False)   # torch.nn.GLU
     out = torch.ops.cuact.bias_gelu(x, bias)                           # gelu(x + bias[x's last dim])
+    y16 = torch.ops.cuact.cast_silu(x, dtype=torch.bfloat16)           # silu(x) rounded once to bf16
+    q, amax = torch.ops.cuact.quantize_gelu(x, scale=scale)            # fp8 e4m3 of gelu(x) * scale
     cuact_torch.FUSED                       # the activations with fused ops
 
     swish = cuact_torch.activation("swish", "x / (C(1) + exp(-x))",
@@ -35,7 +37,7 @@ FUSED = _fakes.discover_fused("cuact")  # e.g. ["relu", "sigmoid", "silu", "gelu
 ops = torch.ops.cuact
 
 _names = [n + s for n in FAMILIES for s in ("", "_", "_backward", "_backward_from_output")]
-_names += [op.format(n) + s for n in FUSED for op in ("gated_{}", "gated_{}_packed", "bias_{}")
+_names += [op.format(n) + s for n in FUSED for op in ("gated_{}", "gated_{}_packed", "bias_{}", "cast_{}", "quantize_{}")
            for s in ("", "_backward")]
 for _name in _names:
     if hasattr(ops, _name):

@@ -2,7 +2,7 @@
 
 They are Python so that symbolic shapes work; their layout rules are the ones of the C++ kernels
 (include/cuact/torch.cuh: flat_dense, flat_alike, empty_result, check_companion; include/cuact/
-torch_fused.cuh: contiguous results for the packed and bias ops). Keep them in step.
+torch_fused.cuh: contiguous results for the packed and bias ops, the cast and quantize checks). Keep them in step.
 """
 import torch
 
@@ -26,10 +26,11 @@ def _flat_dense(shape, stride):
     return True
 
 
-def _empty(like, strided):
+def _empty(like, strided, dtype=None):
+    dtype = like.dtype if dtype is None else dtype
     if strided:
-        return torch.empty_strided(like.shape, like.stride(), dtype=like.dtype, device=like.device)
-    return torch.empty(like.shape, dtype=like.dtype, device=like.device)
+        return torch.empty_strided(like.shape, like.stride(), dtype=dtype, device=like.device)
+    return torch.empty(like.shape, dtype=dtype, device=like.device)
 
 
 def _flat_alike(first, *others):
@@ -141,6 +142,46 @@ def _fake_bias_backward(qualname):
     return fake
 
 
+_CAST_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+_FP8_DTYPES = (torch.float8_e4m3fn, torch.float8_e5m2)
+
+
+def _fake_cast(qualname, quantize):
+    def fake(x, *params, dtype):
+        torch._check(dtype in _CAST_DTYPES,
+                     lambda: f"{qualname}: expected dtype float32, float64, float16 or bfloat16, got "
+                     f"{dtype} (fp8 results come from {quantize}, with a scale)")
+        return _empty(x, _flat_dense(x.shape, x.stride()), dtype)
+    return fake
+
+
+def _fake_cast_backward(qualname):
+    def fake(grad, x, *params):
+        if grad.dtype == x.dtype:  # the family backward's rule
+            _check_like(grad, x, qualname, "grad", "x")
+            return _empty(x, _flat_alike(x, grad))
+        _check_like(grad.to(x.dtype), x, qualname, "grad", "x")  # grad converted into x's layout
+        return _empty(x, _flat_dense(x.shape, x.stride()))
+    return fake
+
+
+def _fake_quantize(qualname, cast):
+    def fake(x, *params, scale, dtype=None):
+        torch._check(scale.device == x.device,
+                     lambda: f"{qualname}: expected all tensors on the same device, but x is on "
+                     f"{x.device} and scale on {scale.device}")
+        torch._check(scale.dtype == torch.float32 and scale.numel() == 1,
+                     lambda: f"{qualname}: expected scale a float32 tensor of one element, got "
+                     f"{scale.dtype} of size {list(scale.shape)}")
+        target = torch.float8_e4m3fn if dtype is None else dtype
+        torch._check(target in _FP8_DTYPES,
+                     lambda: f"{qualname}: expected dtype float8_e4m3fn or float8_e5m2, got {target} "
+                     f"(other dtypes come from {cast})")
+        out = _empty(x, _flat_dense(x.shape, x.stride()), target)
+        return out, x.new_empty((), dtype=torch.float32)
+    return fake
+
+
 def _register(fakes):
     for op, fn in fakes:
         if op not in _registered:
@@ -184,8 +225,8 @@ def discover_fused(namespace):
 
 def register_fused_fakes(namespace, names=None):
     """Registers fakes for the fused ops of the activations `names` (default: all found) of
-    `namespace`: those CUACT_TORCH_FUSED_OPS (include/cuact/torch_fused.cuh) defines. Returns the
-    names."""
+    `namespace`: those CUACT_TORCH_FUSED_OPS (include/cuact/torch_fused.cuh) defines (gated, packed,
+    bias, cast, quantize and the backwards). Returns the names."""
     if names is None:
         names = discover_fused(namespace)
     elif isinstance(names, str):
@@ -193,11 +234,14 @@ def register_fused_fakes(namespace, names=None):
     for name in names:
         gated, bias = f"{namespace}::gated_{name}", f"{namespace}::bias_{name}"
         packed = gated + "_packed"
-        fakes = [(gated, _fake_gated(gated)), (packed, _fake_packed(packed)), (bias, _fake_bias(bias))]
+        cast, quantize = f"{namespace}::cast_{name}", f"{namespace}::quantize_{name}"
+        fakes = [(gated, _fake_gated(gated)), (packed, _fake_packed(packed)), (bias, _fake_bias(bias)),
+                 (cast, _fake_cast(cast, quantize)), (quantize, _fake_quantize(quantize, cast))]
         if _op_exists(namespace, f"gated_{name}_backward"):
             fakes += [(gated + "_backward", _fake_gated_backward(gated + "_backward")),
                       (packed + "_backward", _fake_packed_backward(packed + "_backward")),
-                      (bias + "_backward", _fake_bias_backward(bias + "_backward"))]
+                      (bias + "_backward", _fake_bias_backward(bias + "_backward")),
+                      (cast + "_backward", _fake_cast_backward(cast + "_backward"))]
         _register(fakes)
     return list(names)
 

@@ -75,8 +75,9 @@ def activation(name, forward, derivative=None, derivative_from_output=None, para
         these defaults (schema `float alpha=1.0`).
     heavy: the cost hint (True for tens of instructions per element); None lets cuact estimate.
     fused: also define the fused ops (include/cuact/torch_fused.cuh): gated_NAME(a, b) = act(a) * b,
-        gated_NAME_packed(ab, activate_first=True), bias_NAME(x, bias) = act(x + bias), and with a
-        derivative their _backward ops and autograd.
+        gated_NAME_packed(ab, activate_first=True), bias_NAME(x, bias) = act(x + bias),
+        cast_NAME(x, dtype=...), quantize_NAME(x, scale=..., dtype=None) -> (fp8, amax), and with
+        a derivative the _backward ops and autograd (quantize_NAME has none).
 
     One fused kernel per call; built with torch.utils.cpp_extension.load_inline and cached on disk
     (TORCH_EXTENSIONS_DIR) under a hash of the source, so later processes load it without

@@ -15,7 +15,7 @@ SWISH = cuact_torch.activation(
     derivative="C s = C(1) / (C(1) + exp(-C(beta) * x)); return s + C(beta) * x * s * (C(1) - s);",
     params={"beta": 1.0},
     namespace="cuact_test",
-    fused=True,  # gated_swish_test, gated_swish_test_packed, bias_swish_test and their backwards
+    fused=True,  # gated_swish_test(_packed), bias_, cast_ and quantize_swish_test, and the backwards
 )
 NO_GRAD = cuact_torch.activation("softsign_test", "x / (C(1) + fabs(x))", namespace="cuact_test")
 ops = torch.ops.cuact_test
@@ -76,6 +76,12 @@ def test_fused_ops_of_a_user_activation():
     torch.testing.assert_close(ops.gated_swish_test_packed(torch.cat([b, a], -1), 1.3, activate_first=False),
                                swish_ref(a, 1.3) * b)
     torch.testing.assert_close(ops.bias_swish_test(a, bias, 1.3), swish_ref(a + bias, 1.3))
+    # the parameters sit before cast's and quantize's keyword-only arguments
+    torch.testing.assert_close(ops.cast_swish_test(a, 1.3, dtype=torch.float32), swish_ref(a, 1.3).float())
+    q, amax = ops.quantize_swish_test(a, 1.3, scale=torch.tensor(0.5, device="cuda"), dtype=torch.float8_e5m2)
+    want = swish_ref(a, 1.3)
+    torch.testing.assert_close(q.double(), (want * 0.5).to(torch.float8_e5m2).double(), rtol=0.25, atol=2.0 ** -16)
+    torch.testing.assert_close(amax.double(), want.abs().max(), rtol=1e-2, atol=0)
     a6, b6, bias6, ab6 = (t.detach().clone().requires_grad_() for t in (a[:6], b[:6], bias, torch.cat([a[:6], b[:6]], -1)))
     assert torch.autograd.gradcheck(lambda p, q: ops.gated_swish_test(p, q, 1.3), (a6, b6))
     assert torch.autograd.gradcheck(lambda p, q: ops.bias_swish_test(p, q, 1.3), (a6, bias6))

@@ -1,6 +1,6 @@
 """torch.ops.cuact's fused ops (include/cuact/torch_fused.cuh): gated_NAME, gated_NAME_packed,
-bias_NAME and their backwards, against float64 PyTorch; layouts and the fakes; opcheck; gradcheck;
-torch.compile; errors. Skipped (with the reason) without torch or a CUDA device.
+bias_NAME, cast_NAME, quantize_NAME and the backwards, against float64 PyTorch; layouts and the
+fakes; opcheck; gradcheck; torch.compile; errors. Skipped (with the reason) without torch or a CUDA device.
 
 Tolerances (the C++ tests, tests/gpu_fused.cu and tests/gpu_accuracy.cu, check the kernels'
 contracts element by element against long double; these check the operators' wiring with bounds a
@@ -9,7 +9,9 @@ float16/bfloat16 (the activation within an ulp of the dtype, the product or the 
 once), plus the dtype's smallest normal times the other factor (16-bit results below the normal
 range); gradients, 4 eps of the dtype (8 in float32) times the upstream scale |dy * b| or |dy|;
 dbias, against the float64 sum of the dx the op returned, rows * eps(float32) * sum |dx| plus an
-ulp of the dtype. float64: 1e-12 relative, forward and gradients: the float64 references' own
+ulp of the dtype. cast: the bound of the coarser of x's compute type and the result's dtype.
+quantize: an fp8 ulp of the saturated float64 result (the activation at fp8 accuracy, rounded
+once); amax within 1e-2 relative of the float64 max |act(x)|. float64: 1e-12 relative, forward and gradients: the float64 references' own
 error, amplified by the GELUs' condition at large |x|, reaches 1e-13 (erfc at x / sqrt 2 has
 condition x^2: 150 ulp at x = -30; the tanh form's exp(-2u), u ~ 0.036 x^3, more).
 """
@@ -159,6 +161,125 @@ def test_bias_backward(name, dtype):
     assert torch.equal(op("bias_" + name + "_backward")(dy, x, bias)[1], dbias)
 
 
+def cast_bound(want, dtype_in, dtype_out):
+    """The activation computes in x's compute type and is rounded once to dtype_out
+    (fused.cuh: forward_cast): the coarser of the two sets the bound."""
+    coarser = max(compute_dtype(dtype_in), dtype_out, key=eps)
+    return forward_bound(want, torch.zeros_like(want), coarser)
+
+
+@pytest.mark.parametrize("dtype_out", DTYPES, ids=str)
+@pytest.mark.parametrize("dtype_in", DTYPES, ids=str)
+@pytest.mark.parametrize("name", FUSED)
+def test_cast_forward(name, dtype_in, dtype_out):
+    x = inputs((129, 33), dtype_in, 21)
+    got = op("cast_" + name)(x, dtype=dtype_out)
+    assert got.dtype == dtype_out and got.shape == x.shape
+    want = act(name, x.double())
+    assert_within(got, want, cast_bound(want, dtype_in, dtype_out), f"cast_{name} {dtype_in} -> {dtype_out}")
+
+
+FP8_DTYPES = [torch.float8_e4m3fn, torch.float8_e5m2]
+
+
+def quantize_reference(name, x, scale, dtype):
+    """(saturate(act(x) * scale) in float64, max |act(x)| over the non-NaN values)."""
+    y = act(name, x.double())
+    largest = torch.finfo(dtype).max
+    return (y * scale).clamp(-largest, largest), y[~torch.isnan(y)].abs().max()
+
+
+@pytest.mark.parametrize("dtype_out", FP8_DTYPES, ids=str)
+@pytest.mark.parametrize("dtype_in", DTYPES, ids=str)
+@pytest.mark.parametrize("name", FUSED)
+def test_quantize(name, dtype_in, dtype_out):
+    x = inputs((257, 24), dtype_in, 22, scale=40.0)  # past e4m3's 448 once scaled: saturates
+    for scale in (torch.tensor(4.0, device="cuda"), torch.tensor([0.375], device="cuda")):
+        q, amax = op("quantize_" + name)(x, scale=scale, dtype=dtype_out)
+        assert q.dtype == dtype_out and q.shape == x.shape
+        assert amax.dtype == torch.float32 and amax.shape == ()
+        want, want_amax = quantize_reference(name, x, scale.item(), dtype_out)
+        fp8 = torch.finfo(dtype_out)
+        # the activation at fp8 accuracy, rounded once: an fp8 ulp (subnormals: their spacing)
+        assert_within(q, want, fp8.eps * want.abs() + fp8.tiny * fp8.eps, f"quantize_{name} {dtype_in} -> {dtype_out}")
+        got_amax, exact_amax = amax.item(), want_amax.item()  # inf where act(inf) is
+        assert got_amax == exact_amax or abs(got_amax - exact_amax) <= 1e-2 * exact_amax, (got_amax, exact_amax)
+    q_default, _ = op("quantize_" + name)(x, scale=torch.tensor(4.0, device="cuda"))
+    assert q_default.dtype == torch.float8_e4m3fn
+
+
+@pytest.mark.parametrize("dtype_out", DTYPES, ids=str)
+@pytest.mark.parametrize("name", FUSED)
+def test_cast_backward(name, dtype_out):
+    if not hasattr(ops, f"cast_{name}_backward"):
+        pytest.skip(f"{name} has no derivative")
+    for dtype_in in DTYPES:
+        x = inputs((65, 40), dtype_in, 23, specials=False).requires_grad_()
+        y = op("cast_" + name)(x, dtype=dtype_out)
+        dy = inputs(y.shape, dtype_out, 24, specials=False, scale=1.0)
+        (dx,) = torch.autograd.grad(y, x, dy)
+        assert dx.dtype == dtype_in
+        # the gradient of .to(dtype): dy taken to x's dtype, then the activation's backward
+        upstream = dy.to(dtype_in)
+        xd = x.detach().double().requires_grad_()
+        (want,) = torch.autograd.grad(act(name, xd), xd, upstream.double())
+        assert_within(dx, want, gradient_bound(upstream, dtype_in), f"cast_{name} backward {dtype_in} <- {dtype_out}")
+        direct = op("cast_" + name + "_backward")(dy, x.detach())
+        assert torch.equal(direct, dx)
+
+
+def test_cast_quantize_layouts_and_errors():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    name = FUSED[0]
+    cast, quantize = op("cast_" + name), op("quantize_" + name)
+    scale = torch.ones(1, device="cuda")
+    base = torch.randn(6, 10, device="cuda")
+    for layout, x, kept in [("contiguous", base, True), ("transposed", base.t(), True),
+                            ("sliced", base[:, ::2], False), ("empty", torch.randn(0, 3, device="cuda"), True)]:
+        want_stride = x.stride() if kept else x.contiguous().stride()
+        y = cast(x, dtype=torch.bfloat16)
+        q, amax = quantize(x, scale=scale)
+        assert y.stride() == want_stride and q.stride() == want_stride, layout
+        torch.testing.assert_close(y.float(), act(name, x), atol=0, rtol=2 * eps(torch.bfloat16))
+        if x.numel() == 0:
+            assert amax.item() == 0.0
+        with FakeTensorMode() as mode:
+            fx = mode.from_tensor(x)
+            fake_y = cast(fx, dtype=torch.bfloat16)
+            fake_q, fake_amax = quantize(fx, scale=mode.from_tensor(scale), dtype=torch.float8_e5m2)
+        assert fake_y.stride() == y.stride() and fake_y.dtype == torch.bfloat16, layout
+        assert fake_q.stride() == q.stride() and fake_q.dtype == torch.float8_e5m2, layout
+        assert fake_amax.shape == () and fake_amax.dtype == torch.float32
+    # cast_backward: grad of another dtype is converted into x's layout, so dx keeps x's strides
+    if hasattr(ops, f"cast_{name}_backward"):
+        x = base.t()
+        dx = op("cast_" + name + "_backward")(torch.randn(10, 6, device="cuda", dtype=torch.float16), x)
+        assert dx.dtype == x.dtype and dx.stride() == x.stride()
+    # quantize's results never require grad
+    xg = torch.randn(4, 8, device="cuda", requires_grad=True)
+    q, amax = quantize(xg, scale=scale)
+    assert not q.requires_grad and not amax.requires_grad
+    x = torch.randn(4, 6, device="cuda")
+    with pytest.raises(RuntimeError, match="expected dtype float32, float64, float16 or bfloat16"):
+        cast(x, dtype=torch.float8_e4m3fn)
+    with pytest.raises(RuntimeError, match="expected dtype float32, float64, float16 or bfloat16"):
+        cast(x, dtype=torch.int32)
+    with pytest.raises(RuntimeError, match="unsupported dtype"):
+        cast(x.int(), dtype=torch.float32)
+    with pytest.raises(RuntimeError, match="expected a CUDA tensor"):
+        cast(x.cpu(), dtype=torch.float16)
+    with pytest.raises(RuntimeError, match="expected dtype float8_e4m3fn or float8_e5m2"):
+        quantize(x, scale=scale, dtype=torch.float16)
+    with pytest.raises(RuntimeError, match="float32 tensor of one element"):
+        quantize(x, scale=torch.ones(2, device="cuda"))
+    with pytest.raises(RuntimeError, match="float32 tensor of one element"):
+        quantize(x, scale=torch.ones(1, device="cuda", dtype=torch.float64))
+    with pytest.raises(RuntimeError, match="same device"):
+        quantize(x, scale=torch.ones(1))
+    with pytest.raises(RuntimeError, match="expected a CUDA tensor"):
+        quantize(x.cpu(), scale=torch.ones(1))
+
+
 def test_layouts_and_fakes():
     from torch._subclasses.fake_tensor import FakeTensorMode
     name = FUSED[0]
@@ -211,7 +332,14 @@ def opcheck_samples(name):
     samples.append((f"gated_{name}", (t(8, 4).t(), t(8, 4).t()), {}, False))
     samples.append((f"gated_{name}", (t(0, 3), t(0, 3)), {}, False))
     samples.append((f"bias_{name}", (t(0, 3), t(3)), {}, False))
+    for grad in (False, True):
+        samples.append((f"cast_{name}", (t(4, 8, grad=grad),), {"dtype": torch.float32}, grad))
+    samples.append((f"cast_{name}", (t(8, 4).t(),), {"dtype": torch.bfloat16}, False))
+    samples.append((f"quantize_{name}", (t(4, 8),), {"scale": torch.ones(1, device="cuda")}, False))
+    samples.append((f"quantize_{name}", (t(8, 4).t(),),
+                    {"scale": torch.tensor(2.0, device="cuda"), "dtype": torch.float8_e5m2}, False))
     if hasattr(ops, f"gated_{name}_backward"):
+        samples.append((f"cast_{name}_backward", (t(4, 8).half(), t(4, 8)), {}, False))
         samples.append((f"gated_{name}_backward", (t(4, 8), t(4, 8), t(4, 8)), {}, False))
         samples.append((f"gated_{name}_packed_backward", (t(4, 8), t(4, 16)), {"activate_first": False}, False))
         samples.append((f"bias_{name}_backward", (t(4, 8), t(4, 8), t(8)), {}, False))
@@ -245,6 +373,7 @@ def test_gradcheck_float64(name):
         assert torch.autograd.gradcheck(
             lambda p, q: op("gated_" + name + "_packed")(torch.cat([p, q], -1), activate_first=first), (a, b))
     assert torch.autograd.gradcheck(lambda p, q: op("bias_" + name)(p, q), (x, bias))
+    assert torch.autograd.gradcheck(lambda p: op("cast_" + name)(p, dtype=torch.float64), (x,))
 
 
 @pytest.mark.parametrize("name", FUSED)
@@ -265,7 +394,10 @@ def test_compile_matches_eager(name):
         h = t @ w_in
         return op("gated_" + name)(h[:, :24], h[:, 24:])
 
-    for fn in (mlp, separate):
+    def cast(t):  # the activation's result in bf16, back to float32 for the loss
+        return op("cast_" + name)(t @ w_in, dtype=torch.bfloat16).float()
+
+    for fn in (mlp, separate, cast):
         eager = fn(x)
         compiled = torch.compile(fn, fullgraph=True)(x)
         torch.testing.assert_close(compiled, eager)
@@ -274,6 +406,17 @@ def test_compile_matches_eager(name):
         got = torch.autograd.grad(compiled, (x, w_in, bias) if fn is mlp else (x, w_in), dy)
         for g, w in zip(got, want):
             torch.testing.assert_close(g, w)
+    # quantize: its fp8 result and amax, compiled and eager
+    scale = torch.tensor(8.0, device="cuda")
+
+    def quantized(t):
+        q, amax = op("quantize_" + name)(t @ w_in, scale=scale)
+        return q.float() / scale, amax
+
+    with torch.no_grad():
+        eager_q, eager_amax = quantized(x)
+        compiled_q, compiled_amax = torch.compile(quantized, fullgraph=True)(x)
+    assert torch.equal(compiled_q, eager_q) and torch.equal(compiled_amax, eager_amax)
 
 
 def test_errors():

@@ -34,18 +34,21 @@ inline std::size_t checked_elements(std::size_t rows, std::size_t cols, std::siz
 inline constexpr unsigned quantize_min_blocks = 8192;
 
 /// Validates, zeroes *amax when `reset`, then launches quantize_kernel: out[i] = op(in[i]), the
-/// op (fused.cuh's amax_op) keeping max |act(in[i])|. amax is a float no other array overlaps.
+/// op (fused.cuh's amax_op) keeping max |act(in[i])|. amax is a float no other array overlaps;
+/// `scale`, where not null, a device float read in place of the op's scale.
 template <int VecWidth, class Op, class U, class T>
-cudaError_t run_quantize(Op op, U* out, std::size_t n, const T* in, float* amax, bool reset,
-                         cudaStream_t stream, cost_hint hint) {
+cudaError_t run_quantize(Op op, U* out, std::size_t n, const T* in, float* amax, const float* scale,
+                         bool reset, cudaStream_t stream, cost_hint hint) {
   check_output_type<U>();
   check_input_type<T>();
   constexpr int width = resolve_width<VecWidth, max_size_of<U, T>()>();
   if (n == 0) return cudaSuccess;
-  const array_arg amax_array{amax, sizeof(float), alignof(float), array_role::output};
-  array_arg arrays[3];
-  const std::size_t used = describe_arrays(output_arrays<U>{{out}}, n, input_arrays<T>{{in}},
-                                           every_input_in_place, &amax_array, 1, arrays);
+  const array_arg scalars[2] = {{amax, sizeof(float), alignof(float), array_role::output},
+                                {scale, sizeof(float), alignof(float), array_role::input}};
+  array_arg arrays[4];
+  const std::size_t used =
+      describe_arrays(output_arrays<U>{{out}}, n, input_arrays<T>{{in}}, every_input_in_place,
+                      scalars, scale != nullptr ? 2 : 1, arrays);
   int device = 0;
   if (const cudaError_t status = validate_arrays(arrays, used, device); status != cudaSuccess) {
     return status;
@@ -76,8 +79,8 @@ cudaError_t run_quantize(Op op, U* out, std::size_t n, const T* in, float* amax,
       return returned(status);
     }
   }
-  return launch_kernel(quantize_kernel<decltype(elementwise)>, params_t{elementwise, amax}, shape,
-                       stream);
+  return launch_kernel(quantize_kernel<decltype(elementwise)>, params_t{elementwise, amax, scale},
+                       shape, stream);
 }
 
 /// Whether the bias forward over [rows, cols] can run as one flat elementwise pass of Width-element

@@ -25,14 +25,17 @@ namespace cuact {
 namespace detail {
 
 /// The per-thread body: elementwise_thread with this thread's own amax (the op's `float* amax`,
-/// pointed at a local here); returns it (>= 0).
+/// pointed at a local here); returns it (>= 0). `scale`, where not null, is read once (a device
+/// scalar, as TransformerEngine's delayed scaling keeps it) and replaces the op's.
 #pragma nv_exec_check_disable
 template <class Params, class Access = global_memory_access>
-CUACT_HOST_DEVICE float quantize_thread(const Params& params, std::size_t thread,
-                                        std::size_t num_threads, const Access& access = {}) {
+CUACT_HOST_DEVICE float quantize_thread(const Params& params, const float* scale,
+                                        std::size_t thread, std::size_t num_threads,
+                                        const Access& access = {}) {
   float amax = 0.0f;
   Params own = params;
   own.op.amax = &amax;
+  if (scale != nullptr) own.op.scale = *scale;
   elementwise_thread(own, thread, num_threads, access);
   return amax;
 }
@@ -54,11 +57,13 @@ __device__ __forceinline__ float block_max(float v) {
 
 #endif
 
-/// One launch's arguments: the elementwise params (op: an amax op) and the device scalar.
+/// One launch's arguments: the elementwise params (op: an amax op), the device scalar for the
+/// amax and the device scale (null: the op's own).
 template <class Params>
 struct quantize_params {
   Params elementwise;
   float* amax;
+  const float* scale;
 };
 
 #if defined(__CUDACC__)
@@ -67,7 +72,8 @@ template <class Params>
 CUACT_KERNEL void quantize_kernel(const quantize_params<Params> params) {
   const std::size_t thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::size_t num_threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  const float block = block_max(quantize_thread(params.elementwise, thread, num_threads));
+  const float block =
+      block_max(quantize_thread(params.elementwise, params.scale, thread, num_threads));
   if (threadIdx.x == 0 && block > 0.0f) {
     atomicMax(reinterpret_cast<unsigned*>(params.amax), __float_as_uint(block));
   }
