@@ -261,6 +261,8 @@ void run_casts(const options& o, const buffers& b) {
       [&] { BENCH_CHECK(cuact::forward_quantize(cuact::gelu{}, x, e4, n, device_scale, amax)); });
   auto* x16 = reinterpret_cast<__nv_bfloat16*>(b.big[1]);
   fill(x16, n, 5);
+  row("relu quantize, device scale", "bf16->e4m3", 3.0 * n + 12,
+      [&] { BENCH_CHECK(cuact::forward_quantize(cuact::relu{}, x16, e4, n, device_scale, amax)); });
   row("silu quantize, device scale", "bf16->e4m3", 3.0 * n + 12,
       [&] { BENCH_CHECK(cuact::forward_quantize(cuact::silu{}, x16, e4, n, device_scale, amax)); });
   row("gelu quantize, device scale", "bf16->e4m3", 3.0 * n + 12,

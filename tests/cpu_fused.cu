@@ -725,19 +725,24 @@ TEST_CASE("fused: the bias backward's capped stage 1 where resident loads fall s
 
 // ---- quantize: the per-thread body and its amax -----------------------------------------------
 
-TEST_CASE("fused: quantize body under simulated grids", "[cpu][fused]") {
-  constexpr int V = 4;
-  for (std::size_t n : {1, 3, 4, 5, 37, 1000}) {
+/// quantize_thread over simulated grids: every byte of x read once and of out written once, the
+/// guards intact, the amax and each element as the op gives them; the scale from the op or from
+/// memory.
+template <class T, class Activation, int V>
+void check_quantize_body() {
+  using cuact::detail::to_compute;
+  for (std::size_t n : {1, 3, 4, 5, 37, 100, 1000}) {
     for (std::size_t offset : {0, 1, 2}) {
       CAPTURE(n, offset);
-      guarded<float> x(n, offset);
+      guarded<T> x(n, offset);
       guarded<__nv_fp8_e4m3> out(n, offset);
-      for (std::size_t i = 0; i < n; ++i) x.get()[i] = hash_value<float>(12, i);
+      for (std::size_t i = 0; i < n; ++i) x.get()[i] = hash_value<T>(12, i);
       const float scale = 0.5f;
-      const cuact::detail::amax_op<cuact::gelu, __nv_fp8_e4m3> op{{}, {}, scale, nullptr};
+      const cuact::detail::amax_op<Activation, __nv_fp8_e4m3> op{{}, {}, scale, nullptr};
       float want_amax = 0;
       for (std::size_t i = 0; i < n; ++i) {
-        const float y = cuact::forward_op<cuact::gelu, __nv_fp8_e4m3>{{}, {}}(x.get()[i]);
+        const float y =
+            cuact::forward_op<Activation, __nv_fp8_e4m3>{{}, {}}(to_compute(x.get()[i]));
         if (std::fabs(y) > want_amax) want_amax = std::fabs(y);
       }
       // the scale in the op (forward_quantize's float), or read from a "device" float that
@@ -751,7 +756,7 @@ TEST_CASE("fused: quantize body under simulated grids", "[cpu][fused]") {
         for (std::size_t threads : {std::size_t(1), std::size_t(7), n + 2}) {
           CAPTURE(scale_in_memory, threads);
           access_log log;
-          const std::size_t r_x = log.add_region(x.get(), n * sizeof(float));
+          const std::size_t r_x = log.add_region(x.get(), n * sizeof(T));
           const std::size_t r_out = log.add_region(out.get(), n);
           float amax = 0;
           for (std::size_t t = 0; t < threads; ++t) {
@@ -768,12 +773,29 @@ TEST_CASE("fused: quantize body under simulated grids", "[cpu][fused]") {
             float ignored = 0;
             auto single = op;
             single.amax = &ignored;
-            REQUIRE(same_result(out.get()[i], from_compute<__nv_fp8_e4m3>(single(x.get()[i]))));
+            REQUIRE(same_result(out.get()[i],
+                                from_compute<__nv_fp8_e4m3>(single(to_compute(x.get()[i])))));
           }
         }
       }
     }
   }
+}
+
+TEST_CASE("fused: quantize body under simulated grids", "[cpu][fused]") {
+  using cuact::detail::auto_width_tag;
+  using cuact::detail::quantize_width;
+  // the widths forward_quantize takes: fp32 in 16-byte loads; bf16 (not compute-bound) in
+  // 16-element vectors, so each fp8 store is 16 bytes; a compute-bound bf16 forward keeps 8
+  STATIC_REQUIRE(quantize_width<auto_width_tag, __nv_fp8_e4m3, float, true>() == 4);
+  STATIC_REQUIRE(quantize_width<auto_width_tag, __nv_fp8_e4m3, __nv_bfloat16, false>() == 16);
+  STATIC_REQUIRE(quantize_width<auto_width_tag, __nv_fp8_e5m2, __half, false>() == 16);
+  STATIC_REQUIRE(quantize_width<auto_width_tag, __nv_fp8_e4m3, __nv_bfloat16, true>() == 8);
+  STATIC_REQUIRE(quantize_width<auto_width_tag, __nv_fp8_e4m3, double, false>() == 2);
+  STATIC_REQUIRE(quantize_width<4, __nv_fp8_e4m3, __nv_bfloat16, false>() == 4);
+  check_quantize_body<float, cuact::gelu, 4>();
+  check_quantize_body<__nv_bfloat16, cuact::silu, 16>();
+  check_quantize_body<__nv_bfloat16, cuact::gelu, 8>();
 }
 
 // ---- launch grid and argument checks (no GPU needed: they reject before any CUDA call) ---------

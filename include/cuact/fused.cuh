@@ -529,6 +529,19 @@ enum class amax_update {
   accumulate,  ///< keep it: *amax = max(*amax, max |act(in[i])|) (caller zeroes it when due)
 };
 
+namespace detail {
+/// Both forward_quantize entries: the scale by value, or read from `scale_in_memory` where not null.
+template <int VecWidth, class Activation, class T, class U>
+cudaError_t quantize(Activation act, const T* in, U* out, std::size_t n, float scale,
+                     const float* scale_in_memory, float* amax, amax_update update,
+                     cudaStream_t stream) {
+  check_activation<Activation, compute_t<T>>();
+  return run_quantize<VecWidth, forward_cost<Activation> == cost_hint::compute_bound>(
+      amax_op<Activation, U>{{}, act, scale, nullptr}, out, n, in, amax, scale_in_memory,
+      update == amax_update::reset, stream, declared_cost<Activation>);
+}
+}  // namespace detail
+
 /// out[i] = saturate(act(in[i]) * scale) stored as U (usually __nv_fp8_e4m3 or __nv_fp8_e5m2), and
 /// *amax = max over i of |act(in[i])| (unscaled, NaN skipped), a float in device memory: the
 /// recipe of TransformerEngine's Float8Quantizer (the caller derives the next scale and
@@ -538,10 +551,7 @@ template <int VecWidth = auto_width, class Activation, class T, class U>
 cudaError_t forward_quantize(Activation act, const T* in, U* out, std::size_t n, float scale,
                              float* amax, amax_update update = amax_update::reset,
                              cudaStream_t stream = nullptr) {
-  check_activation<Activation, detail::compute_t<T>>();
-  return detail::run_quantize<VecWidth>(detail::amax_op<Activation, U>{{}, act, scale, nullptr},
-                                        out, n, in, amax, nullptr, update == amax_update::reset,
-                                        stream, detail::declared_cost<Activation>);
+  return detail::quantize<VecWidth>(act, in, out, n, scale, nullptr, amax, update, stream);
 }
 
 /// forward_quantize with the scale in device memory (a float each thread reads once), as
@@ -551,11 +561,8 @@ template <int VecWidth = auto_width, class Activation, class T, class U>
 cudaError_t forward_quantize(Activation act, const T* in, U* out, std::size_t n, const float* scale,
                              float* amax, amax_update update = amax_update::reset,
                              cudaStream_t stream = nullptr) {
-  check_activation<Activation, detail::compute_t<T>>();
   if (n != 0 && scale == nullptr) return cudaErrorInvalidValue;
-  return detail::run_quantize<VecWidth>(detail::amax_op<Activation, U>{{}, act, 1.0f, nullptr}, out,
-                                        n, in, amax, scale, update == amax_update::reset, stream,
-                                        detail::declared_cost<Activation>);
+  return detail::quantize<VecWidth>(act, in, out, n, 1.0f, scale, amax, update, stream);
 }
 
 }  // namespace cuact

@@ -33,15 +33,30 @@ inline std::size_t checked_elements(std::size_t rows, std::size_t cols, std::siz
 /// current GPU (132 SMs x 16 blocks of 128 threads is 2112).
 inline constexpr unsigned quantize_min_blocks = 8192;
 
+/// The quantize's vector width: resolve_width's (16 bytes of the wider type), except from a 2-byte
+/// input to a 1-byte output (bf16 or fp16 to fp8) where the forward is not compute-bound: there
+/// 16 elements make each store one 16-byte access (and each load two). Its 8-byte stores held
+/// the H200 at 0.77-0.89 x memcpy for relu and 0.934 for silu, bf16 to e4m3 with the amax; 16
+/// elements ran at 1.019 and 0.993-0.999 (bench/results/h200/quantize_shapes_s41.txt, the prototype beside it). gelu,
+/// declared compute-bound, ran at 0.85 with 8 and 0.83 with 16: its speed is its instructions'.
+template <int VecWidth, class U, class T, bool ComputeBound>
+constexpr int quantize_width() {
+  if constexpr (VecWidth == auto_width_tag && sizeof(T) == 2 && sizeof(U) == 1 && !ComputeBound) {
+    return 16;
+  } else {
+    return resolve_width<VecWidth, max_size_of<U, T>()>();
+  }
+}
+
 /// Validates, zeroes *amax when `reset`, then launches quantize_kernel: out[i] = op(in[i]), the
 /// op (fused.cuh's amax_op) keeping max |act(in[i])|. amax is a float no other array overlaps;
 /// `scale`, where not null, a device float read in place of the op's scale.
-template <int VecWidth, class Op, class U, class T>
+template <int VecWidth, bool ComputeBound, class Op, class U, class T>
 cudaError_t run_quantize(Op op, U* out, std::size_t n, const T* in, float* amax, const float* scale,
                          bool reset, cudaStream_t stream, cost_hint hint) {
   check_output_type<U>();
   check_input_type<T>();
-  constexpr int width = resolve_width<VecWidth, max_size_of<U, T>()>();
+  constexpr int width = quantize_width<VecWidth, U, T, ComputeBound>();
   if (n == 0) return cudaSuccess;
   const array_arg scalars[2] = {{amax, sizeof(float), alignof(float), array_role::output},
                                 {scale, sizeof(float), alignof(float), array_role::input}};
