@@ -530,7 +530,7 @@ enum class amax_update {
 };
 
 namespace detail {
-/// Both forward_quantize entries: the scale by value, or read from `scale_in_memory` where not null.
+/// Both forward_quantize entries: the scale by value, or from `scale_in_memory` where not null.
 template <int VecWidth, class Activation, class T, class U>
 cudaError_t quantize(Activation act, const T* in, U* out, std::size_t n, float scale,
                      const float* scale_in_memory, float* amax, amax_update update,

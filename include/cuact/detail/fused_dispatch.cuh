@@ -37,8 +37,10 @@ inline constexpr unsigned quantize_min_blocks = 8192;
 /// input to a 1-byte output (bf16 or fp16 to fp8) where the forward is not compute-bound: there
 /// 16 elements make each store one 16-byte access (and each load two). Its 8-byte stores held
 /// the H200 at 0.77-0.89 x memcpy for relu and 0.934 for silu, bf16 to e4m3 with the amax; 16
-/// elements ran at 1.019 and 0.993-0.999 (bench/results/h200/quantize_shapes_s41.txt, the prototype beside it). gelu,
-/// declared compute-bound, ran at 0.85 with 8 and 0.83 with 16: its speed is its instructions'.
+/// elements ran at 1.019 and 0.993-0.999 (bench/results/h200/quantize_shapes_s41.txt and the
+/// prototype beside it). gelu, declared compute-bound, ran at 0.85 with 8 and 0.83 with 16: its
+/// speed is its instructions' (23.9 issued per element against the copy's 23.5 at 3 bytes per
+/// element, bench/results/h200/ncu_quantize_s41.csv).
 template <int VecWidth, class U, class T, bool ComputeBound>
 constexpr int quantize_width() {
   if constexpr (VecWidth == auto_width_tag && sizeof(T) == 2 && sizeof(U) == 1 && !ComputeBound) {
