@@ -28,8 +28,8 @@ autograd first.
 
 Correctness first: cuact (and each backward formula) against eager autograd at --check-shape,
 torch.testing.assert_close (float32 rtol = atol = 1e-5, bfloat16 2e-2; the fp8 result within an
-e4m3 ulp, its amax 1e-2), ok / FAILED per op and dtype; a failure is reported and the run goes on. In bfloat16 the bias ops' cuact results are
-checked against float32 math instead (cuact::bias_forward's contract: x + bias is not rounded to
+e4m3 ulp, its amax 1e-2), ok / FAILED per op and dtype; a failure is reported and the run goes on.
+In bfloat16 the bias ops' cuact results are checked against float32 math instead (cuact::bias_forward's contract: x + bias is not rounded to
 the dtype before gelu, as eager's is; its dbias sums the stored dx in float32): eager's rounded sum
 moves gelu' by up to an ulp of bfloat16 per element, and over 64 rows a column of dbias drifts
 past the tolerance for some inputs (a float64 emulation: up to twice it over 20 seeds).

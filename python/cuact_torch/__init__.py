@@ -37,7 +37,8 @@ FUSED = _fakes.discover_fused("cuact")  # e.g. ["relu", "sigmoid", "silu", "gelu
 ops = torch.ops.cuact
 
 _names = [n + s for n in FAMILIES for s in ("", "_", "_backward", "_backward_from_output")]
-_names += [op.format(n) + s for n in FUSED for op in ("gated_{}", "gated_{}_packed", "bias_{}", "cast_{}", "quantize_{}")
+_names += [op.format(n) + s for n in FUSED
+           for op in ("gated_{}", "gated_{}_packed", "bias_{}", "cast_{}", "quantize_{}")
            for s in ("", "_backward")]
 for _name in _names:
     if hasattr(ops, _name):

@@ -2,7 +2,8 @@
 
 They are Python so that symbolic shapes work; their layout rules are the ones of the C++ kernels
 (include/cuact/torch.cuh: flat_dense, flat_alike, empty_result, check_companion; include/cuact/
-torch_fused.cuh: contiguous results for the packed and bias ops, the cast and quantize checks). Keep them in step.
+torch_fused.cuh: contiguous results for the packed and bias ops, the cast and quantize checks).
+Keep them in step.
 """
 import torch
 
@@ -33,6 +34,11 @@ def _empty(like, strided, dtype=None):
     return torch.empty(like.shape, dtype=dtype, device=like.device)
 
 
+def _empty_output(x, dtype=None):
+    """The result of a forward over x: x's strides where x is flat-dense (torch.cuh: empty_output)."""
+    return _empty(x, _flat_dense(x.shape, x.stride()), dtype)
+
+
 def _flat_alike(first, *others):
     """first flat-dense and the others of its strides (torch.cuh: flat_alike)."""
     return _flat_dense(first.shape, first.stride()) and all(
@@ -55,7 +61,7 @@ def _check_like(t, first, op, arg, first_arg):
 
 
 def _fake_forward(x, *params):
-    return _empty(x, _flat_dense(x.shape, x.stride()))
+    return _empty_output(x)
 
 
 def _fake_inplace(x, *params):
@@ -151,7 +157,7 @@ def _fake_cast(qualname, quantize):
         torch._check(dtype in _CAST_DTYPES,
                      lambda: f"{qualname}: expected dtype float32, float64, float16 or bfloat16, got "
                      f"{dtype} (fp8 results come from {quantize}, with a scale)")
-        return _empty(x, _flat_dense(x.shape, x.stride()), dtype)
+        return _empty_output(x, dtype)
     return fake
 
 
@@ -161,7 +167,7 @@ def _fake_cast_backward(qualname):
             _check_like(grad, x, qualname, "grad", "x")
             return _empty(x, _flat_alike(x, grad))
         _check_like(grad.to(x.dtype), x, qualname, "grad", "x")  # grad converted into x's layout
-        return _empty(x, _flat_dense(x.shape, x.stride()))
+        return _empty_output(x)
     return fake
 
 
@@ -177,8 +183,7 @@ def _fake_quantize(qualname, cast):
         torch._check(target in _FP8_DTYPES,
                      lambda: f"{qualname}: expected dtype float8_e4m3fn or float8_e5m2, got {target} "
                      f"(other dtypes come from {cast})")
-        out = _empty(x, _flat_dense(x.shape, x.stride()), target)
-        return out, x.new_empty((), dtype=torch.float32)
+        return _empty_output(x, target), x.new_empty((), dtype=torch.float32)
     return fake
 
 
