@@ -232,6 +232,14 @@ void run_type(const options& o, const buffers& b, const char* dtype) {
       [&] { BENCH_CHECK(cuact::backward(quick, x, dy, y, n)); });
 }
 
+/// softplus as a user writes it: no hint, plain math (tabulated from 2^27 bf16 elements).
+struct plain_softplus {
+  template <class C>
+  __host__ __device__ C operator()(C x) const {
+    return x > C(20) ? x : log1p(exp(x));
+  }
+};
+
 void run_casts(const options& o, const buffers& b) {
   const std::size_t n = o.rows * o.cols;
   float* x = reinterpret_cast<float*>(b.big[0]);
@@ -267,6 +275,26 @@ void run_casts(const options& o, const buffers& b) {
       [&] { BENCH_CHECK(cuact::forward_quantize(cuact::silu{}, x16, e4, n, device_scale, amax)); });
   row("gelu quantize, device scale", "bf16->e4m3", 3.0 * n + 12,
       [&] { BENCH_CHECK(cuact::forward_quantize(cuact::gelu{}, x16, e4, n, device_scale, amax)); });
+  // from tabulated_min_elements, compute-bound and unhinted activations are tabulated (the rows
+  // above and below); the direct path beside them
+  row("gelu quantize, direct (no table)", "bf16->e4m3", 3.0 * n + 12, [&] {
+    using namespace cuact::detail;
+    BENCH_CHECK((run_quantize<cuact::auto_width, true>(
+        amax_op<cuact::gelu, __nv_fp8_e4m3>{{}, {}, 1.0f, nullptr}, e4, n, x16, amax, device_scale,
+        true, nullptr, cost_hint::compute_bound)));
+  });
+  row("gelu_tanh quantize, device scale", "bf16->e4m3", 3.0 * n + 12, [&] {
+    BENCH_CHECK(cuact::forward_quantize(cuact::gelu_tanh{}, x16, e4, n, device_scale, amax));
+  });
+  row("plain softplus quantize, device scale", "bf16->e4m3", 3.0 * n + 12, [&] {
+    BENCH_CHECK(cuact::forward_quantize(plain_softplus{}, x16, e4, n, device_scale, amax));
+  });
+  row("relu cast", "bf16->e4m3", 3.0 * n,
+      [&] { BENCH_CHECK(cuact::forward_cast(cuact::relu{}, x16, e4, n)); });
+  row("silu cast", "bf16->e4m3", 3.0 * n,
+      [&] { BENCH_CHECK(cuact::forward_cast(cuact::silu{}, x16, e4, n)); });
+  row("gelu cast", "bf16->e4m3", 3.0 * n,
+      [&] { BENCH_CHECK(cuact::forward_cast(cuact::gelu{}, x16, e4, n)); });
 }
 
 }  // namespace cuact_bench_fused

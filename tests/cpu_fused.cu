@@ -20,6 +20,7 @@
 #include "catch.hpp"
 #include "fused_reference.hpp"
 #include "model_devices.hpp"
+#include "plain_functors.hpp"
 #include "support.hpp"
 
 using namespace cuact_test;
@@ -725,12 +726,26 @@ TEST_CASE("fused: the bias backward's capped stage 1 where resident loads fall s
 
 // ---- quantize: the per-thread body and its amax -----------------------------------------------
 
+/// The host's float table of fn (what fill_bf16_table_kernel writes for a tabulated quantize).
+template <class Fn>
+std::vector<float> host_float_table(const Fn& fn) {
+  std::vector<float> entries(cuact::detail::bf16_table_window::entries);
+  for (unsigned s = 0; s < cuact::detail::bf16_table_window::entries; ++s) {
+    entries[s] = cuact::detail::bf16_float_table_entry(fn, s);
+  }
+  return entries;
+}
+
 /// quantize_thread over simulated grids: every byte of x read once and of out written once, the
-/// guards intact, the amax and each element as the op gives them; the scale from the op or from
-/// memory.
-template <class T, class Activation, int V>
+/// guards intact, the amax and each element as the direct op (amax_op) gives them; the scale from
+/// the op or from memory. Tabulated: the op run is the bf16 table's (bf16_table_quantize_op, its
+/// table built here), which must give the direct op's bytes and amax.
+template <class T, class Activation, int V, bool Tabulated = false>
 void check_quantize_body() {
   using cuact::detail::to_compute;
+  using fn_t = cuact::forward_op<Activation, __nv_fp8_e4m3>;
+  [[maybe_unused]] const std::vector<float> entries =
+      Tabulated ? host_float_table(fn_t{}) : std::vector<float>{};
   for (std::size_t n : {1, 3, 4, 5, 37, 100, 1000}) {
     for (std::size_t offset : {0, 1, 2}) {
       CAPTURE(n, offset);
@@ -748,7 +763,14 @@ void check_quantize_body() {
       // the scale in the op (forward_quantize's float), or read from a "device" float that
       // overrides the op's (its pointer overload passes an op whose scale is 1)
       for (const bool scale_in_memory : {false, true}) {
-        auto held = op;
+        auto held = [&] {
+          if constexpr (Tabulated) {
+            return cuact::detail::bf16_table_quantize_op<fn_t, __nv_fp8_e4m3>{
+                {}, entries.data(), scale, nullptr};
+          } else {
+            return op;
+          }
+        }();
         if (scale_in_memory) held.scale = 7.0f;
         const float* scale_pointer = scale_in_memory ? &scale : nullptr;
         const auto p = cuact::detail::make_params<V>(held, cuact::outputs(out.get()), n,
@@ -796,6 +818,109 @@ TEST_CASE("fused: quantize body under simulated grids", "[cpu][fused]") {
   check_quantize_body<float, cuact::gelu, 4>();
   check_quantize_body<__nv_bfloat16, cuact::silu, 16>();
   check_quantize_body<__nv_bfloat16, cuact::gelu, 8>();
+  // the tabulated quantize (bf16 through a float table) as forward_quantize launches it, and in
+  // 8-element vectors (a caller's explicit width)
+  check_quantize_body<__nv_bfloat16, cuact::gelu, 16, true>();
+  check_quantize_body<__nv_bfloat16, cuact_test::plain::softplus, 16, true>();
+  check_quantize_body<__nv_bfloat16, cuact::gelu_tanh, 8, true>();
+}
+
+/// The tabulated quantize's op against the direct one (amax_op) for every bf16 input: each lane of
+/// a held vector (as the engine passes it to apply_held), converted as the engine converts a
+/// vector, and each scalar; the amax over all of them. Returns the inputs whose results differ.
+template <class U, class Activation>
+std::size_t tabulated_quantize_differences(const Activation& act, std::string& first,
+                                           std::size_t& vectors_inside) {
+  using cuact::detail::bf16_table_window;
+  constexpr int width = 16;
+  const float scale = 0.75f;
+  using fn_t = cuact::forward_op<Activation, U>;
+  const std::vector<float> entries = host_float_table(fn_t{{}, act});
+  float table_amax = 0, direct_amax = 0;
+  const cuact::detail::bf16_table_quantize_op<fn_t, U> table{
+      {{}, act}, entries.data(), scale, &table_amax};
+  const cuact::detail::amax_op<Activation, U> direct{{}, act, scale, &direct_amax};
+  std::size_t differ = 0;
+  vectors_inside = 0;
+  for (unsigned b = 0; b < 65536; b += width) {
+    cuact::detail::vector_of<std::uint32_t, width / 2> words;
+    unsigned outside = 0;
+    for (int w = 0; w < width / 2; ++w) {
+      // a lane from the other end of the patterns beside each, so every pair of halves mixes
+      words.elements[w] = (b + 2 * w) | ((65535u - b - 2 * w) << 16);
+      outside |= bf16_table_window::offset(words.elements[w] & 0xffffu) |
+                 bf16_table_window::offset(words.elements[w] >> 16);
+    }
+    vectors_inside += outside < bf16_table_window::per_sign;
+    const auto got = table.template apply_held<width>(words);
+    float values[width];
+    for (int lane = 0; lane < width; ++lane) {
+      const unsigned bits = (words.elements[lane / 2] >> (16 * (lane % 2))) & 0xffffu;
+      values[lane] = direct(cuda::std::bit_cast<float>(bits << 16));
+    }
+    const auto want = cuact::detail::convert_vector<U>(values);
+    for (int lane = 0; lane < width; ++lane) {
+      const unsigned bits = (words.elements[lane / 2] >> (16 * (lane % 2))) & 0xffffu;
+      const float x = cuda::std::bit_cast<float>(bits << 16);
+      const float scalar = table(x), scalar_want = direct(x);
+      const bool same_scalar = std::memcmp(&scalar, &scalar_want, sizeof(float)) == 0;
+      if ((got.elements[lane].__x != want.elements[lane].__x || !same_scalar) && differ++ == 0) {
+        first = "x bits " + std::to_string(bits) + ": got " + describe(got.elements[lane]) +
+                ", direct " + describe(want.elements[lane]) + ", scalar " + describe(scalar) +
+                " against " + describe(scalar_want);
+      }
+    }
+  }
+  if (table_amax != direct_amax && differ++ == 0) {
+    first = "amax " + describe(table_amax) + " against " + describe(direct_amax);
+  }
+  return differ;
+}
+
+TEST_CASE("fused: the tabulated quantize gives the direct bytes and amax for every bf16 input",
+          "[cpu][fused][table]") {
+  std::string first;
+  std::size_t inside = 0;
+  // every 16-lane vector of the sweep with all lanes in the window is looked up without a
+  // branch (the fast path); the others lane by lane
+  CHECK(tabulated_quantize_differences<__nv_fp8_e4m3>(cuact::gelu{}, first, inside) == 0);
+  CHECK(inside > 100);
+  CHECK(tabulated_quantize_differences<__nv_fp8_e5m2>(cuact::gelu{}, first, inside) == 0);
+  CHECK(tabulated_quantize_differences<__nv_fp8_e4m3>(cuact::gelu_tanh{}, first, inside) == 0);
+  CHECK(tabulated_quantize_differences<__nv_fp8_e4m3>(cuact_test::plain::softplus{}, first,
+                                                      inside) == 0);
+  CHECK(tabulated_quantize_differences<__nv_fp8_e5m2>(cuact::leaky_relu{0.25}, first, inside) == 0);
+  CAPTURE(first);
+  CHECK(first.empty());
+  // which calls take the table: bf16 -> fp8 of a compute-bound or unhinted activation, from
+  // tabulated_min_elements
+  using cuact::detail::cost_hint;
+  using cuact::detail::tabulates_quantize;
+  const std::size_t at = cuact::detail::tabulated_min_elements;
+  STATIC_REQUIRE(tabulates_quantize(cost_hint::compute_bound, at));
+  STATIC_REQUIRE(tabulates_quantize(cost_hint::estimate, at));
+  STATIC_REQUIRE_FALSE(tabulates_quantize(cost_hint::heavy, at));
+  STATIC_REQUIRE_FALSE(tabulates_quantize(cost_hint::light, at));
+  STATIC_REQUIRE_FALSE(tabulates_quantize(cost_hint::compute_bound, at - 1));
+  // its shape: 512-thread blocks, one vector per thread, 32 passes
+  const auto shape = cuact::detail::tabulated_quantize_launch_shape(std::size_t(1) << 26, 5);
+  CHECK(shape.threads_per_block == 512);
+  CHECK(shape.vectors_per_thread == 1);
+  CHECK(std::size_t(shape.blocks) * 512 * 32 == std::size_t(1) << 26);
+  CHECK(cuact::detail::tabulated_quantize_launch_shape(3, 700).blocks == 2);
+  // and forward_cast's width from a 2-byte type to a 1-byte one: 16 elements (16-byte stores)
+  using cuact::detail::elementwise_width;
+  using cuact::detail::type_list;
+  constexpr int cast16 = elementwise_width<cuact::detail::auto_width_tag>(
+      type_list<__nv_fp8_e4m3>{}, type_list<__nv_bfloat16>{});
+  constexpr int cast32 = elementwise_width<cuact::detail::auto_width_tag>(
+      type_list<__nv_fp8_e4m3>{}, type_list<float>{});
+  constexpr int gated = elementwise_width<cuact::detail::auto_width_tag>(
+      type_list<__nv_fp8_e4m3>{}, type_list<__nv_bfloat16, __nv_bfloat16>{});
+  STATIC_REQUIRE(cast16 == 16);
+  STATIC_REQUIRE(cast32 == 4);
+  STATIC_REQUIRE(gated == 8);
+  STATIC_REQUIRE(elementwise_width<8>(type_list<__nv_fp8_e4m3>{}, type_list<__half>{}) == 8);
 }
 
 // ---- launch grid and argument checks (no GPU needed: they reject before any CUDA call) ---------

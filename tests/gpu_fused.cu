@@ -14,6 +14,7 @@
 
 #include "catch.hpp"
 #include "fused_reference.hpp"
+#include "plain_functors.hpp"
 #include "support.hpp"
 
 using namespace cuact_test;
@@ -432,6 +433,77 @@ TEST_CASE("gpu fused: cast, fp8 quantize with amax, and compose", "[gpu][fused]"
     bad.check(std::fabs(gh[i] - dwant) <= 4e-6, "quick gelu'", i, gh[i], dwant);
   }
   CHECK(bad.count == 0);
+}
+
+/// forward_quantize's direct path for bf16 input at any size (the library tabulates bf16 -> fp8 of
+/// compute-bound and unhinted activations from tabulated_min_elements).
+template <class A, class U>
+cudaError_t quantize_direct(A act, const __nv_bfloat16* in, U* out, std::size_t n,
+                            const float* scale, float* amax) {
+  using namespace cuact::detail;
+  return run_quantize<cuact::auto_width, forward_cost<A> == cost_hint::compute_bound>(
+      amax_op<A, U>{{}, act, 1.0f, nullptr}, out, n, in, amax, scale, true, nullptr,
+      declared_cost<A>);
+}
+
+/// The tabulated quantize (kernels/table.cuh: bf16_table_quantize_op) against the direct path on
+/// the device: the same bytes and amax, the scale by value and in device memory, over every bf16
+/// pattern (NaN, +-inf, +-0, subnormals, the window's edges) followed by hashed values, from a
+/// base one element off the vectors (a scalar head and tail).
+template <class U, class A>
+void check_tabulated_quantize(const char* name, A act) {
+  CAPTURE(name);
+  using cuact::detail::forward_cost;
+  const std::size_t n = cuact::detail::tabulated_min_elements + 37;
+  STATIC_REQUIRE(cuact::detail::tabulates_quantize(forward_cost<A>, n));
+  std::vector<__nv_bfloat16> x(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    __nv_bfloat16_raw raw;
+    if (i < 65536) {
+      raw.x = static_cast<unsigned short>(i);
+    } else {  // about N(0, 2): the table's window
+      std::uint64_t h = (i + 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
+      h ^= h >> 31;
+      const double u = (static_cast<double>(h >> 11) + 0.5) * 0x1p-53;
+      const double v = static_cast<double>((h & 0x7ff) + 1) / 2049.0;
+      const double z = 2 * std::sqrt(-2 * std::log(u)) * std::cos(6.283185307179586 * v);
+      raw = __nv_bfloat16_raw(__float2bfloat16(static_cast<float>(z)));
+    }
+    x[i] = __nv_bfloat16(raw);
+  }
+  device_array<__nv_bfloat16> dx(x, 1);
+  device_array<U> table(n, 1), table_by_value(n, 1), direct(n, 1);
+  device_array<float> scale(std::vector<float>{8.0f}, 0), amax(3);
+  CUDA_REQUIRE(cuact::forward_quantize(act, dx.get(), table.get(), n, scale.get(), amax.get()));
+  CUDA_REQUIRE(
+      cuact::forward_quantize(act, dx.get(), table_by_value.get(), n, 8.0f, amax.get() + 1));
+  CUDA_REQUIRE(quantize_direct(act, dx.get(), direct.get(), n, scale.get(), amax.get() + 2));
+  CUDA_REQUIRE(cudaDeviceSynchronize());
+  const auto q_table = table.download(), q_by_value = table_by_value.download(),
+             q_direct = direct.download();
+  const auto m = amax.download();
+  std::size_t differ = 0, first = n;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (q_table[i].__x != q_direct[i].__x || q_by_value[i].__x != q_direct[i].__x) {
+      if (differ++ == 0) first = i;
+    }
+  }
+  CAPTURE(first);
+  if (first < n) {
+    CAPTURE(describe(x[first]), describe(q_table[first]), describe(q_direct[first]));
+  }
+  CHECK(differ == 0);
+  CHECK(m[0] == m[2]);
+  CHECK(m[1] == m[2]);
+  CHECK(m[2] > 0);
+}
+
+TEST_CASE("gpu fused: the tabulated bf16 -> fp8 quantize gives the direct path's bytes and amax",
+          "[gpu][fused][table]") {
+  if (quick_mode()) CUACT_SKIP("quick mode: the tabulated quantize needs 2^27 elements a call");
+  check_tabulated_quantize<__nv_fp8_e4m3>("gelu", cuact::gelu{});
+  check_tabulated_quantize<__nv_fp8_e5m2>("gelu_tanh", cuact::gelu_tanh{});
+  check_tabulated_quantize<__nv_fp8_e4m3>("plain softplus", cuact_test::plain::softplus{});
 }
 
 TEST_CASE("gpu fused: errors that need a device", "[gpu][fused]") {

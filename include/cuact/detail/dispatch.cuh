@@ -51,6 +51,22 @@ constexpr int resolve_width() {
   return width;
 }
 
+/// The vector width of an elementwise launch: resolve_width's (16 bytes of the largest type),
+/// except for one 2-byte input mapped to one 1-byte output (bf16 or fp16 to fp8: forward_cast)
+/// where 16 elements make each store one 16-byte access (and each load two). H200, bf16 -> e4m3
+/// cast, x memcpy, 8 elements -> 16: relu 0.93-0.95 -> 1.02-1.04, silu 0.92-0.98 -> 0.96-1.05,
+/// gelu 0.74-0.91 -> 0.80-0.97 (bench/results/h200/quantize_table_s42.txt, two calls of three
+/// rounds); the quantize's measurements: fused_dispatch.cuh, quantize_width.
+template <int VecWidth, class... Out, class... In>
+constexpr int elementwise_width(type_list<Out...>, type_list<In...>) {
+  if constexpr (VecWidth == auto_width_tag && sizeof...(Out) == 1 && sizeof...(In) == 1 &&
+                ((sizeof(Out) == 1) && ...) && ((sizeof(In) == 2) && ...)) {
+    return 16;
+  } else {
+    return resolve_width<VecWidth, max_size_of<Out..., In...>()>();
+  }
+}
+
 /// Which inputs may be exactly an output (bit i: input i), for validation.
 using in_place_inputs = unsigned;
 inline constexpr in_place_inputs every_input_in_place = ~0u;
@@ -95,8 +111,9 @@ cudaError_t model_shape(void (*kernel)(KernelParams), int device, cost_hint hint
 /// directly.
 inline constexpr int table_buffers_per_op_type = 8;
 
-/// The device buffer for the table of `op` on `device`, allocated on first use and kept for the
-/// process: one per op type, device and op value (its bytes). Why not stream-ordered memory per
+/// The device buffer for the table of `op` on `device` (bf16_table_window::entries of Entry),
+/// allocated on first use and kept for the process: one per op type, entry type, device and op
+/// value (its bytes). Why not stream-ordered memory per
 /// call: cudaMallocFromPoolAsync and cudaFreeAsync around each call cost the H100 about 1% at 1.6 G
 /// bf16 elements and 4-7% at 2^26-2^28 (a variant with a kept buffer: 0.996-1.003 x memcpy at
 /// 1.6 G against 0.985-0.993; bench/results/h100/table_variants.txt), and 7 us of host time per
@@ -109,14 +126,13 @@ inline constexpr int table_buffers_per_op_type = 8;
 /// buffer can be had (the caller computes directly): the slots are taken, the allocation failed,
 /// or the stream is being captured and the buffer would have to be allocated (cudaMalloc would
 /// invalidate the capture).
-template <class Op>
-cudaError_t get_table_buffer(const Op& op, int device, cudaStream_t stream,
-                             std::uint16_t*& entries) {
+template <class Op, class Entry>
+cudaError_t get_table_buffer(const Op& op, int device, cudaStream_t stream, Entry*& entries) {
   static_assert(std::is_trivially_copyable_v<Op>, "cuact: ops are copied to the device as bytes");
   struct buffer {
     int device;
     unsigned char op_bytes[sizeof(Op)];
-    std::uint16_t* entries;
+    Entry* entries;
   };
   static std::mutex lock;
   static buffer buffers[table_buffers_per_op_type];
@@ -134,7 +150,8 @@ cudaError_t get_table_buffer(const Op& op, int device, cudaStream_t stream,
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   if (used == table_buffers_per_op_type || cudaStreamIsCapturing(stream, &capture) != cudaSuccess ||
       capture != cudaStreamCaptureStatusNone ||
-      cudaMalloc(reinterpret_cast<void**>(&entries), bf16_table_window::bytes) != cudaSuccess) {
+      cudaMalloc(reinterpret_cast<void**>(&entries), bf16_table_window::bytes_of<Entry>) !=
+          cudaSuccess) {
     cudaGetLastError();
     return cudaErrorNotSupported;
   }
@@ -143,6 +160,15 @@ cudaError_t get_table_buffer(const Op& op, int device, cudaStream_t stream,
   buffers[used].entries = entries;
   ++used;
   return cudaSuccess;
+}
+
+/// Launches fill_bf16_table_kernel: op's table of Entry at `entries`, one thread per entry.
+template <class Op, class Entry>
+cudaError_t fill_bf16_table(const Op& op, Entry* entries, cudaStream_t stream) {
+  constexpr unsigned fill_threads = 256;
+  return launch_kernel_grid(
+      fill_bf16_table_kernel<Op, Entry>, bf16_table_fill<Op, Entry>{op, entries},
+      dim3((bf16_table_window::entries + fill_threads - 1) / fill_threads), fill_threads, stream);
 }
 
 /// Launches a tabulated bf16 forward over the arrays of `params` (kernels/table.cuh): the fill
@@ -165,12 +191,7 @@ cudaError_t run_tabulated(const Params& params, int device, cudaStream_t stream)
   if (const cudaError_t status = get_device_facts(device, device_info); status != cudaSuccess) {
     return status;
   }
-  constexpr unsigned fill_threads = 256;
-  using op_t = decltype(params.op);
-  if (const cudaError_t status = launch_kernel_grid(
-          fill_bf16_table_kernel<op_t>, bf16_table_fill<op_t>{params.op, entries},
-          dim3((bf16_table_window::entries + fill_threads - 1) / fill_threads), fill_threads,
-          stream);
+  if (const cudaError_t status = fill_bf16_table(params.op, entries, stream);
       status != cudaSuccess) {
     return status;
   }
@@ -373,7 +394,7 @@ cudaError_t run_elementwise(Op op, const output_arrays<Out...>& outputs, std::si
                             std::size_t extra_count = 0) {
   (check_output_type<Out>(), ...);
   (check_input_type<In>(), ...);
-  constexpr int width = resolve_width<VecWidth, max_size_of<Out..., In...>()>();
+  constexpr int width = elementwise_width<VecWidth>(type_list<Out...>{}, type_list<In...>{});
   if (n == 0) return cudaSuccess;
   array_arg arrays[sizeof...(Out) + sizeof...(In) + 2];
   const std::size_t used =

@@ -33,27 +33,47 @@ inline std::size_t checked_elements(std::size_t rows, std::size_t cols, std::siz
 /// current GPU (132 SMs x 16 blocks of 128 threads is 2112).
 inline constexpr unsigned quantize_min_blocks = 8192;
 
-/// The quantize's vector width: resolve_width's (16 bytes of the wider type), except from a 2-byte
-/// input to a 1-byte output (bf16 or fp16 to fp8) where the forward is not compute-bound: there
-/// 16 elements make each store one 16-byte access (and each load two). Its 8-byte stores held
-/// the H200 at 0.77-0.89 x memcpy for relu and 0.934 for silu, bf16 to e4m3 with the amax; 16
-/// elements ran at 1.019 and 0.993-0.999 (bench/results/h200/quantize_shapes_s41.txt and the
-/// prototype beside it). gelu, declared compute-bound, ran at 0.85 with 8 and 0.83 with 16: its
-/// speed is its instructions' (23.9 issued per element against the copy's 23.5 at 3 bytes per
-/// element, bench/results/h200/ncu_quantize_s41.csv).
+/// The quantize's vector width: elementwise_width's (16 elements from a 2-byte input to a 1-byte
+/// output), except where the forward is compute-bound: resolve_width's (16 bytes of the wider
+/// type). bf16 to e4m3 with the amax, H200: 8-byte stores held relu at 0.77-0.89 x memcpy and silu
+/// at 0.934; 16 elements ran at 1.019 and 0.993-0.999 (bench/results/h200/
+/// quantize_shapes_s41.txt and the prototype beside it). gelu, declared compute-bound, ran at
+/// 0.85 with 8 and 0.83 with 16: its speed is its instructions' (23.9 issued per element against
+/// the copy's 23.5 at 3 bytes per element, bench/results/h200/ncu_quantize_s41.csv); from
+/// tabulated_min_elements it is tabulated instead (launch.cuh: tabulates_quantize), in 16.
 template <int VecWidth, class U, class T, bool ComputeBound>
 constexpr int quantize_width() {
-  if constexpr (VecWidth == auto_width_tag && sizeof(T) == 2 && sizeof(U) == 1 && !ComputeBound) {
-    return 16;
-  } else {
+  if constexpr (ComputeBound) {
     return resolve_width<VecWidth, max_size_of<U, T>()>();
+  } else {
+    return elementwise_width<VecWidth>(type_list<U>{}, type_list<T>{});
   }
+}
+
+/// Launches the tabulated quantize of `params` (its op a bf16_table_quantize_op) with its table at
+/// `entries`: the fill kernel writes the table, then tabulated_quantize_kernel, started while the
+/// fill runs (its first loads in flight; it waits for the fill before it reads the table:
+/// tabulating_access::ready), with `shape` (its vectors_per_thread already in params).
+template <class Params>
+cudaError_t launch_tabulated_quantize(quantize_params<Params> params, float* entries,
+                                      const launch_shape& shape, cudaStream_t stream) {
+  params.elementwise.op.entries = entries;
+  if (const cudaError_t status = fill_bf16_table(params.elementwise.op.fn, entries, stream);
+      status != cudaSuccess) {
+    return status;
+  }
+  return launch_kernel_grid(tabulated_quantize_kernel<Params>, params, dim3(shape.blocks),
+                            shape.threads_per_block, stream, bf16_table_window::bytes_of<float>,
+                            true);
 }
 
 /// Validates, zeroes *amax when `reset`, then launches quantize_kernel: out[i] = op(in[i]), the
 /// op (fused.cuh's amax_op) keeping max |act(in[i])|. amax is a float no other array overlaps;
-/// `scale`, where not null, a device float read in place of the op's scale.
-template <int VecWidth, bool ComputeBound, class Op, class U, class T>
+/// `scale`, where not null, a device float read in place of the op's scale. `Tabulated`: op is a
+/// bf16_table_quantize_op (kernels/table.cuh) whose table this call fills in a buffer of its own
+/// (get_table_buffer) and the tabulated kernel reads; returns cudaErrorNotSupported, nothing
+/// launched or recorded, where there is no buffer (the caller computes directly).
+template <int VecWidth, bool ComputeBound, bool Tabulated = false, class Op, class U, class T>
 cudaError_t run_quantize(Op op, U* out, std::size_t n, const T* in, float* amax, const float* scale,
                          bool reset, cudaStream_t stream, cost_hint hint) {
   check_output_type<U>();
@@ -70,34 +90,50 @@ cudaError_t run_quantize(Op op, U* out, std::size_t n, const T* in, float* amax,
   if (const cudaError_t status = validate_arrays(arrays, used, device); status != cudaSuccess) {
     return status;
   }
+  [[maybe_unused]] float* entries = nullptr;
+  if constexpr (Tabulated) {
+    if (get_table_buffer(op.fn, device, stream, entries) != cudaSuccess) {
+      return cudaErrorNotSupported;
+    }
+  }
   auto elementwise = make_params<width>(op, output_arrays<U>{{out}}, n, input_arrays<T>{{in}});
   using params_t = quantize_params<decltype(elementwise)>;
   launch_shape shape{};
-  // The amax counts as a third array: every element updates it (a compare, then a block
-  // reduction), work the model's per-array budget otherwise leaves out. With it the quantize keeps
-  // the shape it had before that budget was per array (launch.cuh): one pass on an H100 (about 50
-  // per element for fp32 -> fp8, 1.02 x memcpy), two on an H200 (about 35, 0.944, compute-bound).
-  if (const cudaError_t status = model_shape(quantize_kernel<decltype(elementwise)>, device, hint,
-                                             elementwise, 1, shape, 1);
-      status != cudaSuccess) {
-    return status;
+  if constexpr (Tabulated) {
+    shape =
+        tabulated_quantize_launch_shape(elementwise.vectors, elementwise.head + elementwise.tail);
+  } else {
+    // The amax counts as a third array: every element updates it (a compare, then a block
+    // reduction), work the model's per-array budget otherwise leaves out. With it the quantize
+    // keeps the shape it had before that budget was per array (launch.cuh): one pass on an H100
+    // (about 50 per element for fp32 -> fp8, 1.02 x memcpy), two on an H200 (about 35, 0.944,
+    // compute-bound).
+    if (const cudaError_t status = model_shape(quantize_kernel<decltype(elementwise)>, device, hint,
+                                               elementwise, 1, shape, 1);
+        status != cudaSuccess) {
+      return status;
+    }
+    // Each block ends in a reduction (two rounds of warp shuffles, a barrier, an atomic): above
+    // quantize_min_blocks, a quarter of the blocks make four times the passes, so that cost is
+    // spread over four times the elements (the grid-stride loop is correct for any grid).
+    if (shape.blocks >= 4 * quantize_min_blocks) {
+      shape.blocks = (shape.blocks + 3) / 4;
+      shape.passes *= 4;
+    }
   }
   elementwise.vectors_per_thread = shape.vectors_per_thread;
-  // Each block ends in a reduction (two rounds of warp shuffles, a barrier, an atomic): above
-  // quantize_min_blocks, a quarter of the blocks make four times the passes, so that cost is
-  // spread over four times the elements (the grid-stride loop is correct for any grid).
-  if (shape.blocks >= 4 * quantize_min_blocks) {
-    shape.blocks = (shape.blocks + 3) / 4;
-    shape.passes *= 4;
-  }
   if (reset) {
     if (const cudaError_t status = cudaMemsetAsync(amax, 0, sizeof(float), stream);
         status != cudaSuccess) {
       return returned(status);
     }
   }
-  return launch_kernel(quantize_kernel<decltype(elementwise)>, params_t{elementwise, amax, scale},
-                       shape, stream);
+  const params_t params{elementwise, amax, scale};
+  if constexpr (Tabulated) {
+    return launch_tabulated_quantize(params, entries, shape, stream);
+  } else {
+    return launch_kernel(quantize_kernel<decltype(elementwise)>, params, shape, stream);
+  }
 }
 
 /// Whether the bias forward over [rows, cols] can run as one flat elementwise pass of Width-element

@@ -285,6 +285,19 @@ inline constexpr unsigned tabulated_tight_threads_per_block = 256;
 /// See tabulated_tight_threads_per_block.
 inline constexpr unsigned tabulated_tight_passes = 4;
 
+/// Threads per block and passes of a tabulated quantize (bf16 to fp8 through a float table:
+/// kernels/table.cuh, bf16_table_quantize_op), one 16-element vector per thread, on every device.
+/// Each block copies a 32 KiB table into shared memory before it starts, twice the tabulated
+/// forward's, for fewer bytes of data per element (3 against 4), so blocks take many passes: H200,
+/// gelu, x memcpy of the same bytes, two calls of three rounds (bench/results/h200/
+/// quantize_table_s42.txt; one disturbed round left out): 256 threads in 4 passes 0.82-0.86, 8
+/// passes 0.87-0.91, 16 passes 0.90-0.93, 32 passes 0.91-0.93, 64 passes 0.91-0.92; 512 threads
+/// in 16 passes 0.90-0.93, 32 passes 0.91-0.94, 64 passes 0.90-0.93; a persistent grid (one block
+/// per resident slot, one copy each) 0.82-0.87. The H100 was not measured.
+inline constexpr unsigned tabulated_quantize_threads_per_block = 512;
+/// See tabulated_quantize_threads_per_block.
+inline constexpr unsigned tabulated_quantize_passes = 32;
+
 /// Elements from which a bf16 forward is tabulated. Each call fills its table first (a kernel of
 /// 8192 evaluations, overlapped with the lookups' start: about 4 us on the H100), so the table
 /// wins only where that is small against the data's time: H100, x memcpy, table against direct
@@ -453,6 +466,19 @@ enum class cost_hint {
 /// a functor without a hint, over at least tabulated_min_elements elements.
 inline constexpr bool tabulates(cost_hint hint, std::size_t n) {
   return hint == cost_hint::estimate && n >= tabulated_min_elements;
+}
+
+/// Whether a bf16 -> fp8 quantize over n elements whose activation has this forward hint is
+/// tabulated (kernels/table.cuh: bf16_table_quantize_op): a compute-bound activation or a functor
+/// without a hint, over at least tabulated_min_elements elements. The table's quantize runs at
+/// 0.91-0.94 x memcpy whatever the activation (H200; its shared-memory lookups conflict in banks,
+/// 3.5 wavefronts per warp's load, and its 32 KiB table holds six blocks of 256 threads per SM):
+/// ahead of the direct gelu (0.80-0.88), tanh-GELU (0.81-0.89) and a plain user softplus
+/// (0.36-0.41), behind the direct silu and sigmoid (0.96-1.01), which declare themselves heavy
+/// and stay direct (bench/results/h200/quantize_table_s42.txt).
+inline constexpr bool tabulates_quantize(cost_hint hint, std::size_t n) {
+  return (hint == cost_hint::compute_bound || hint == cost_hint::estimate) &&
+         n >= tabulated_min_elements;
 }
 
 /// One launch's shape.
@@ -700,6 +726,16 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
   return {grid_blocks(threads, block), block, k, passes, heavy, cap_bytes};
 }
 
+/// The shape of `block`-thread blocks whose threads take k vectors per step in `passes` steps
+/// over `vectors` vectors (or one scalar each, where `scalars` is more).
+inline launch_shape fixed_launch_shape(std::size_t vectors, std::size_t scalars, unsigned block,
+                                       unsigned k, unsigned passes) {
+  const std::size_t vector_threads =
+      (vectors + std::size_t(k) * passes - 1) / (std::size_t(k) * passes);
+  const std::size_t threads = vector_threads > scalars ? vector_threads : scalars;
+  return {grid_blocks(threads, block), block, k, passes, true};
+}
+
 /// The shape of a tabulated bf16 forward on `device`: two vectors per thread (capped at the
 /// kernel's limit); 512-thread blocks in one pass, or where the device's budget for a bf16 forward
 /// (2 bytes read and 2 written per element, two arrays) is tight, 256-thread blocks in four passes
@@ -709,11 +745,15 @@ inline launch_shape tabulated_launch_shape(const device_facts& device, std::size
   const bool tight = budget_is_tight(device, 4, 2, instruction_bound_budget_per_array);
   const unsigned block = tight ? tabulated_tight_threads_per_block : tabulated_threads_per_block;
   const unsigned passes = tight ? tabulated_tight_passes : 1;
-  const unsigned k = max_vectors_per_thread < 2 ? max_vectors_per_thread : 2;
-  const std::size_t vector_threads =
-      (vectors + std::size_t(k) * passes - 1) / (std::size_t(k) * passes);
-  const std::size_t threads = vector_threads > scalars ? vector_threads : scalars;
-  return {grid_blocks(threads, block), block, k, passes, true};
+  return fixed_launch_shape(vectors, scalars, block,
+                            max_vectors_per_thread < 2 ? max_vectors_per_thread : 2, passes);
+}
+
+/// The shape of a tabulated quantize (kernels/quantize.cuh: tabulated_quantize_kernel) on any
+/// device: tabulated_quantize_threads_per_block.
+inline launch_shape tabulated_quantize_launch_shape(std::size_t vectors, std::size_t scalars) {
+  return fixed_launch_shape(vectors, scalars, tabulated_quantize_threads_per_block, 1,
+                            tabulated_quantize_passes);
 }
 
 /// Threads per block of a bulk-tile launch (kernels/bulk_tile.cuh), the vectors of each tile:

@@ -171,11 +171,11 @@ CUACT_HOST_DEVICE auto vector_key_of(const Op& op, std::size_t first) {
 }
 
 /// An op that declares `static constexpr bool takes_held_vector = true` (one 16-bit input, one
-/// output of the same type) is called once per vector with the input vector as loaded, its
-/// storage words (held_vector_t): `op.template apply_held<Width>(words) -> words` returns the
-/// output's. The scalar head and tail still call op(value). Why: an op on the bits themselves
-/// (kernels/table.cuh's lookup) would otherwise have each lane widened to float, taken apart
-/// again, and its result rounded back: ten more instructions per element.
+/// output) is called once per vector with the input vector as loaded, its storage words
+/// (held_vector_t): `op.template apply_held<Width>(words)` returns the output's held vector. The
+/// scalar head and tail still call op(value). Why: an op on the bits themselves (kernels/
+/// table.cuh's lookups) would otherwise have each lane widened to float, taken apart again, and
+/// its result rounded back: ten more instructions per element.
 template <class Op, class = void>
 inline constexpr bool takes_held_vector_v = false;
 template <class Op>
@@ -404,10 +404,8 @@ CUACT_HOST_DEVICE void compute_and_store(
                 "cuact: an op taking the vector index is called per element for the scalar head "
                 "and tail too: declare takes_element_index as well");
   if constexpr (Width > 1 && takes_held_vector_v<Op>) {
-    static_assert(
-        sizeof...(In) == 1 && std::is_same_v<type_list<In...>, type_list<Out...>> &&
-            (held_as_words_v<In, Width> && ...),
-        "cuact: an op taking the held vector maps one 16-bit array to another of its type");
+    static_assert(sizeof...(In) == 1 && sizeof...(Out) == 1 && (held_as_words_v<In, Width> && ...),
+                  "cuact: an op taking the held vector maps one 16-bit array to one array");
     (access.store(
          reinterpret_cast<held_vector_t<Out, Width>*>(cuda::std::get<O>(params.outputs) + first),
          params.op.template apply_held<Width>(cuda::std::get<I>(loaded)...)),

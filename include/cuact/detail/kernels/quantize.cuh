@@ -20,6 +20,7 @@
 #include "../config.cuh"
 #include "../numeric.cuh"
 #include "elementwise.cuh"
+#include "table.cuh"
 
 namespace cuact {
 namespace detail {
@@ -67,16 +68,32 @@ struct quantize_params {
 };
 
 #if defined(__CUDACC__)
-/// The kernel: quantize_thread over the grid, then the block's maximum into *amax.
-template <class Params>
-CUACT_KERNEL void quantize_kernel(const quantize_params<Params> params) {
+/// One block of a quantize kernel: quantize_thread over the grid, then the block's maximum into
+/// *amax.
+template <class Params, class Access>
+__device__ __forceinline__ void quantize_block(const quantize_params<Params>& params,
+                                               const Access& access) {
   const std::size_t thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::size_t num_threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   const float block =
-      block_max(quantize_thread(params.elementwise, params.scale, thread, num_threads));
+      block_max(quantize_thread(params.elementwise, params.scale, thread, num_threads, access));
   if (threadIdx.x == 0 && block > 0.0f) {
     atomicMax(reinterpret_cast<unsigned*>(params.amax), __float_as_uint(block));
   }
+}
+
+/// The kernel.
+template <class Params>
+CUACT_KERNEL void quantize_kernel(const quantize_params<Params> params) {
+  quantize_block(params, global_memory_access{});
+}
+
+/// The kernel for a bf16_table_quantize_op, with bf16_table_window::bytes_of<float> of dynamic
+/// shared memory: the table's copy there as the tabulated bf16 forward makes it (table.cuh:
+/// tabulating_access).
+template <class Params>
+CUACT_KERNEL void tabulated_quantize_kernel(const quantize_params<Params> params) {
+  quantize_block(params, tabulating_access<float>{{}, params.elementwise.op.entries});
 }
 #endif
 

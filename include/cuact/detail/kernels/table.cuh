@@ -21,6 +21,14 @@
 /// Activations' inputs sit in that window (a standard normal leaves it with probability about
 /// 1e-6); other inputs (zeros, larger or tinier magnitudes, infinities, NaN) are computed
 /// directly, in the same thread (a warp with one pays for both).
+///
+/// The same window serves the bf16 -> fp8 quantize (bf16_table_quantize_op, launched by
+/// fused_dispatch.cuh): its table keeps the activation's float results (32 KiB), which the amax
+/// and the scaling need, and its lookups write the direct quantize's bytes and amax. Its lookups
+/// issue about 15 instructions per element against the direct gelu's 24, but its shared-memory
+/// loads conflict in banks (3.5 wavefronts per warp's load) and its table holds six blocks of 256
+/// threads per SM: 0.91-0.94 x memcpy on the H200 (Nsight Compute and timings:
+/// bench/results/h200/quantize_table_s42.txt).
 #pragma once
 
 #include <cuda/std/bit>
@@ -44,7 +52,10 @@ struct bf16_table_window {
   static constexpr unsigned mantissas = 128;
   static constexpr unsigned per_sign = exponents * mantissas;
   static constexpr unsigned entries = 2 * per_sign;
-  static constexpr std::size_t bytes = entries * sizeof(std::uint16_t);
+  /// Bytes of a table of `Entry` values (bf16 results: 16 KiB; float results: 32 KiB).
+  template <class Entry>
+  static constexpr std::size_t bytes_of = entries * sizeof(Entry);
+  static constexpr std::size_t bytes = bytes_of<std::uint16_t>;  ///< the bf16 forward's table
   static_assert(per_sign == 0x8000u >> 3, "cuact: slot() moves the sign bit to per_sign's");
   static_assert(bytes % 16 == 0, "cuact: the table is copied in 16-byte words");
 
@@ -68,6 +79,14 @@ CUACT_HOST_DEVICE std::uint16_t bf16_table_entry(const Op& op, unsigned s) {
   const float x = cuda::std::bit_cast<float>(bf16_table_window::bits_of(s) << 16);
   const __nv_bfloat16_raw rounded = from_compute<__nv_bfloat16>(op(x));
   return rounded.x;
+}
+
+/// The float result of `fn` (a float -> float function) for the input at table entry `s`: the
+/// entries of a bf16_float_table.
+#pragma nv_exec_check_disable
+template <class Fn>
+CUACT_HOST_DEVICE float bf16_float_table_entry(const Fn& fn, unsigned s) {
+  return fn(cuda::std::bit_cast<float>(bf16_table_window::bits_of(s) << 16));
 }
 
 /// The dynamic shared memory of tabulated_kernel: the table, as the 16-byte words it is copied in.
@@ -130,22 +149,101 @@ struct bf16_table_op {
   }
 };
 
-/// What fill_bf16_table_kernel writes: op's table at `entries`.
-template <class Op>
+/// The quantize's op (fused.cuh: amax_op) on bf16 input through a table of the activation's float
+/// results: y = fn(x) looked up for inputs in the window (computed outside it), the running
+/// maximum of |y| kept at *amax, y * scale returned (and converted to Out, fp8, by the caller).
+/// The table keeps the float fn returns, not a rounded result: the amax and the scaled value need
+/// it (32 KiB: bf16_table_window::bytes_of<float>); so the quantize writes the direct path's bytes
+/// and amax. Called per held vector (takes_held_vector): the window is tested once per vector
+/// (the OR of the lanes' offsets), and a vector with every lane inside looks each up without a
+/// branch; the scalar head and tail, and vectors with a lane outside, go lane by lane.
+template <class Fn, class Out>
+struct bf16_table_quantize_op {
+  static constexpr bool takes_held_vector = true;
+  Fn fn;                 ///< the activation at Out's accuracy: y = fn(x)
+  const float* entries;  ///< the table in global memory (read by the host simulation)
+  float scale;
+  float* amax;  ///< this thread's running maximum (kernels/quantize.cuh: quantize_thread)
+
+  /// One element (the head and tail).
+  CUACT_HOST_DEVICE float operator()(float x) const {
+    return scaled(lookup(cuda::std::bit_cast<std::uint32_t>(x) >> 16));
+  }
+
+  /// A vector of Width bf16 lanes held as Width / 2 words (lane 2w low) -> Width Out values.
+  template <int Width>
+  CUACT_HOST_DEVICE vector_of<Out, Width> apply_held(
+      const vector_of<std::uint32_t, Width / 2>& words) const {
+    unsigned outside = 0;  // below per_sign exactly when every lane's offset is
+    CUACT_UNROLL
+    for (int w = 0; w < Width / 2; ++w) {
+      outside |= bf16_table_window::offset(words.elements[w]) |
+                 bf16_table_window::offset(words.elements[w] >> 16);
+    }
+    float values[Width];
+    if (outside < bf16_table_window::per_sign) {
+      CUACT_UNROLL
+      for (int w = 0; w < Width / 2; ++w) {
+        const std::uint32_t word = words.elements[w];
+        values[2 * w] = scaled(entry(bf16_table_window::slot(word & 0xffffu)));
+        values[2 * w + 1] = scaled(entry(bf16_table_window::slot(word >> 16)));
+      }
+    } else {
+      CUACT_UNROLL
+      for (int w = 0; w < Width / 2; ++w) {
+        const std::uint32_t word = words.elements[w];
+        values[2 * w] = scaled(lookup(word & 0xffffu));
+        values[2 * w + 1] = scaled(lookup(word >> 16));
+      }
+    }
+    return convert_vector<Out>(values);
+  }
+
+ private:
+  /// y * scale, with |y| into the running maximum (amax_op's, as it does it: fmaxf skips NaN).
+  CUACT_HOST_DEVICE float scaled(float y) const {
+    *amax = fmaxf(*amax, fabsf(y));
+    return y * scale;
+  }
+#pragma nv_exec_check_disable
+  /// fn(x) for bf16 bits `b`: the entry in the window, fn itself outside.
+  CUACT_HOST_DEVICE float lookup(std::uint32_t b) const {
+    if (bf16_table_window::offset(b) < bf16_table_window::per_sign) {
+      return entry(bf16_table_window::slot(b));
+    }
+    return fn(cuda::std::bit_cast<float>(b << 16));
+  }
+  CUACT_HOST_DEVICE float entry(unsigned s) const {
+#if defined(__CUDA_ARCH__)
+    return reinterpret_cast<const float*>(shared_table_words())[s];
+#else
+    return entries[s];
+#endif
+  }
+};
+
+/// What fill_bf16_table_kernel writes: op's table at `entries`, of bf16 results
+/// (bf16_table_entry: Entry std::uint16_t) or of float ones (bf16_float_table_entry: float).
+template <class Op, class Entry = std::uint16_t>
 struct bf16_table_fill {
   Op op;
-  std::uint16_t* entries;
+  Entry* entries;
 };
 
 /// Writes the table: one thread per entry. The lookup kernel after it may start at once (its
 /// first loads need nothing from here) and waits for this grid before it reads the table.
-template <class Op>
-CUACT_KERNEL void fill_bf16_table_kernel(const bf16_table_fill<Op> fill) {
+template <class Op, class Entry>
+CUACT_KERNEL void fill_bf16_table_kernel(const bf16_table_fill<Op, Entry> fill) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;");
 #endif
   const unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
-  if (s < bf16_table_window::entries) fill.entries[s] = bf16_table_entry(fill.op, s);
+  if (s >= bf16_table_window::entries) return;
+  if constexpr (std::is_same_v<Entry, float>) {
+    fill.entries[s] = bf16_float_table_entry(fill.op, s);
+  } else {
+    fill.entries[s] = bf16_table_entry(fill.op, s);
+  }
 }
 
 /// How tabulated_kernel reads and writes: plain 16-byte loads and stores, as every other kernel;
@@ -158,8 +256,9 @@ CUACT_KERNEL void fill_bf16_table_kernel(const bf16_table_fill<Op> fill) {
 /// x 393216: with them 0.938-0.978 x memcpy (0.94 after a fill kernel such as PyTorch's L2
 /// flush, 0.978 after a direct forward onto the same output), without them 0.973-0.978 after
 /// anything (bench/results/h200/table_state_s36.txt; the H100 was not re-measured).
+template <class Entry>
 struct tabulating_access : global_memory_access {
-  const std::uint16_t* entries;  ///< the table in global memory
+  const Entry* entries;  ///< the table in global memory
 
 #if defined(__CUDACC__)
   /// The block's threads copy the table into shared memory and wait for each other; called once
@@ -170,11 +269,25 @@ struct tabulating_access : global_memory_access {
 #if __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
+    constexpr unsigned words = bf16_table_window::bytes_of<Entry> / 16;
     const uint4* from = reinterpret_cast<const uint4*>(entries);
     uint4* to = shared_table_words();
-    for (unsigned w = threadIdx.x; w < bf16_table_window::bytes / 16; w += blockDim.x) {
-      to[w] = __ldg(from + w);
+#if __CUDA_ARCH__ >= 800
+    // cp.async: all of a thread's copies in flight at once, held in no register. Loaded and
+    // stored a word at a time, the 32 KiB float table took a round trip to L2 per word: the
+    // tabulated quantize in one pass of 256 threads ran at 0.48 x memcpy, 0.59 with cp.async
+    // (H200, gelu; the bf16 forward's 16 KiB within noise either way:
+    // bench/results/h200/quantize_table_s42.txt)
+    for (unsigned w = threadIdx.x; w < words; w += blockDim.x) {
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(
+                       static_cast<unsigned>(__cvta_generic_to_shared(to + w))),
+                   "l"(__cvta_generic_to_global(from + w))
+                   : "memory");
     }
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#else
+    for (unsigned w = threadIdx.x; w < words; w += blockDim.x) to[w] = __ldg(from + w);
+#endif
     asm volatile("barrier.sync 0;" ::: "memory");
   }
 #endif
@@ -186,7 +299,8 @@ template <class Params>
 CUACT_KERNEL void tabulated_kernel(const Params params) {
   const std::size_t thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::size_t num_threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  elementwise_thread(params, thread, num_threads, tabulating_access{{}, params.op.entries});
+  elementwise_thread(params, thread, num_threads,
+                     tabulating_access<std::uint16_t>{{}, params.op.entries});
 }
 
 /// params with its op looked up through the table at `entries`: the same arrays and split.
