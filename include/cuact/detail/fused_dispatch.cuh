@@ -33,6 +33,24 @@ inline std::size_t checked_elements(std::size_t rows, std::size_t cols, std::siz
 /// current GPU (132 SMs x 16 blocks of 128 threads is 2112).
 inline constexpr unsigned quantize_min_blocks = 8192;
 
+/// Passes of a tabulated quantize (bf16 to fp8 through a float table: kernels/table.cuh,
+/// bf16_table_quantize_op): one 16-element vector per thread, blocks of
+/// tabulated_quantize_threads_per_block, on every device. Each block copies a 32 KiB table into
+/// shared memory before it starts, twice the tabulated forward's, for fewer bytes of data per
+/// element (3 against 4), so blocks take many passes: H200, gelu, x memcpy of the same bytes, two
+/// calls of three rounds (bench/results/h200/quantize_table_s42.txt; one disturbed round left
+/// out): 256 threads in 4 passes 0.82-0.86, 8 passes 0.87-0.91, 16 passes 0.90-0.93, 32 passes
+/// 0.91-0.93, 64 passes 0.91-0.92; 512 threads in 16 passes 0.90-0.93, 32 passes 0.91-0.94, 64
+/// passes 0.90-0.93; a persistent grid (one block per resident slot, one copy each) 0.82-0.87.
+/// The H100 was not measured.
+inline constexpr unsigned tabulated_quantize_passes = 32;
+
+/// The shape of a tabulated quantize over `vectors` 16-element vectors and `scalars` scalars.
+inline launch_shape tabulated_quantize_launch_shape(std::size_t vectors, std::size_t scalars) {
+  return fixed_launch_shape(vectors, scalars, tabulated_quantize_threads_per_block, 1,
+                            tabulated_quantize_passes);
+}
+
 /// The quantize's vector width: elementwise_width's (16 elements from a 2-byte input to a 1-byte
 /// output), except where the forward is compute-bound: resolve_width's (16 bytes of the wider
 /// type). bf16 to e4m3 with the amax, H200: 8-byte stores held relu at 0.77-0.89 x memcpy and silu

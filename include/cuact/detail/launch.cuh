@@ -285,19 +285,6 @@ inline constexpr unsigned tabulated_tight_threads_per_block = 256;
 /// See tabulated_tight_threads_per_block.
 inline constexpr unsigned tabulated_tight_passes = 4;
 
-/// Threads per block and passes of a tabulated quantize (bf16 to fp8 through a float table:
-/// kernels/table.cuh, bf16_table_quantize_op), one 16-element vector per thread, on every device.
-/// Each block copies a 32 KiB table into shared memory before it starts, twice the tabulated
-/// forward's, for fewer bytes of data per element (3 against 4), so blocks take many passes: H200,
-/// gelu, x memcpy of the same bytes, two calls of three rounds (bench/results/h200/
-/// quantize_table_s42.txt; one disturbed round left out): 256 threads in 4 passes 0.82-0.86, 8
-/// passes 0.87-0.91, 16 passes 0.90-0.93, 32 passes 0.91-0.93, 64 passes 0.91-0.92; 512 threads
-/// in 16 passes 0.90-0.93, 32 passes 0.91-0.94, 64 passes 0.90-0.93; a persistent grid (one block
-/// per resident slot, one copy each) 0.82-0.87. The H100 was not measured.
-inline constexpr unsigned tabulated_quantize_threads_per_block = 512;
-/// See tabulated_quantize_threads_per_block.
-inline constexpr unsigned tabulated_quantize_passes = 32;
-
 /// Elements from which a bf16 forward is tabulated. Each call fills its table first (a kernel of
 /// 8192 evaluations, overlapped with the lookups' start: about 4 us on the H100), so the table
 /// wins only where that is small against the data's time: H100, x memcpy, table against direct
@@ -747,13 +734,6 @@ inline launch_shape tabulated_launch_shape(const device_facts& device, std::size
   const unsigned passes = tight ? tabulated_tight_passes : 1;
   return fixed_launch_shape(vectors, scalars, block,
                             max_vectors_per_thread < 2 ? max_vectors_per_thread : 2, passes);
-}
-
-/// The shape of a tabulated quantize (kernels/quantize.cuh: tabulated_quantize_kernel) on any
-/// device: tabulated_quantize_threads_per_block.
-inline launch_shape tabulated_quantize_launch_shape(std::size_t vectors, std::size_t scalars) {
-  return fixed_launch_shape(vectors, scalars, tabulated_quantize_threads_per_block, 1,
-                            tabulated_quantize_passes);
 }
 
 /// Threads per block of a bulk-tile launch (kernels/bulk_tile.cuh), the vectors of each tile:

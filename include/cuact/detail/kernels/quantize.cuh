@@ -58,6 +58,16 @@ __device__ __forceinline__ float block_max(float v) {
 
 #endif
 
+/// Threads per block of the tabulated quantize (tabulated_quantize_kernel; its launch shape:
+/// fused_dispatch.cuh, tabulated_quantize_launch_shape).
+inline constexpr unsigned tabulated_quantize_threads_per_block = 512;
+/// Blocks of tabulated_quantize_kernel an SM holds: its shared memory holds three blocks' tables
+/// (3 x 33 KiB of 228 KiB on sm_90), and the bound holds the kernel to 40 registers, so three
+/// blocks' registers fit too. Without it a plain softplus took 43 registers and tanh-GELU 41: two
+/// blocks per SM, and 0.81-0.84 x memcpy against gelu's 0.89-0.94 with 40 (H200,
+/// bench/results/h200/quantize_table_s42.txt).
+inline constexpr unsigned tabulated_quantize_min_blocks = 3;
+
 /// One launch's arguments: the elementwise params (op: an amax op), the device scalar for the
 /// amax and the device scale (null: the op's own).
 template <class Params>
@@ -90,9 +100,12 @@ CUACT_KERNEL void quantize_kernel(const quantize_params<Params> params) {
 
 /// The kernel for a bf16_table_quantize_op, with bf16_table_window::bytes_of<float> of dynamic
 /// shared memory: the table's copy there as the tabulated bf16 forward makes it (table.cuh:
-/// tabulating_access).
+/// tabulating_access). Launched in blocks of tabulated_quantize_threads_per_block, and compiled to
+/// keep tabulated_quantize_min_blocks per SM.
 template <class Params>
-CUACT_KERNEL void tabulated_quantize_kernel(const quantize_params<Params> params) {
+CUACT_KERNEL void __launch_bounds__(tabulated_quantize_threads_per_block,
+                                    tabulated_quantize_min_blocks)
+    tabulated_quantize_kernel(const quantize_params<Params> params) {
   quantize_block(params, tabulating_access<float>{{}, params.elementwise.op.entries});
 }
 #endif
