@@ -25,9 +25,9 @@
 /// The same window serves the bf16 -> fp8 quantize (bf16_table_quantize_op, launched by
 /// fused_dispatch.cuh): its table keeps the activation's float results (32 KiB), which the amax
 /// and the scaling need, and its lookups write the direct quantize's bytes and amax. Its lookups
-/// issue about 15 instructions per element against the direct gelu's 24, but its shared-memory
-/// loads conflict in banks (3.5 wavefronts per warp's load) and its table holds six blocks of 256
-/// threads per SM: 0.91-0.94 x memcpy on the H200 (Nsight Compute and timings:
+/// issue about 16 instructions per element against the direct gelu's 24, but its shared-memory
+/// loads conflict in banks (3.5 wavefronts per warp's load) and its table leaves room for 1536
+/// threads per SM: 0.92-0.95 x memcpy on the H200 (Nsight Compute and timings:
 /// bench/results/h200/quantize_table_s42.txt).
 #pragma once
 
@@ -82,20 +82,32 @@ CUACT_HOST_DEVICE std::uint16_t bf16_table_entry(const Op& op, unsigned s) {
 }
 
 /// The float result of `fn` (a float -> float function) for the input at table entry `s`: the
-/// entries of a bf16_float_table.
+/// entries of a bf16_table_quantize_op's table.
 #pragma nv_exec_check_disable
 template <class Fn>
 CUACT_HOST_DEVICE float bf16_float_table_entry(const Fn& fn, unsigned s) {
   return fn(cuda::std::bit_cast<float>(bf16_table_window::bits_of(s) << 16));
 }
 
-/// The dynamic shared memory of tabulated_kernel: the table, as the 16-byte words it is copied in.
+/// The dynamic shared memory of tabulated_kernel and tabulated_quantize_kernel: the table, as the
+/// 16-byte words it is copied in.
 #if defined(__CUDACC__)
 __device__ __forceinline__ uint4* shared_table_words() {
   extern __shared__ uint4 cuact_shared_table_words[];
   return cuact_shared_table_words;
 }
 #endif
+
+/// Entry `s` of a table: on the device, the block's copy in shared memory (tabulating_access); on
+/// the host (the CPU tests' grid simulation), the table at `entries` itself.
+template <class Entry>
+CUACT_HOST_DEVICE Entry table_entry([[maybe_unused]] const Entry* entries, unsigned s) {
+#if defined(__CUDA_ARCH__)
+  return reinterpret_cast<const Entry*>(shared_table_words())[s];
+#else
+  return entries[s];
+#endif
+}
 
 /// op on bf16 data through the table: each vector's storage words looked up as loaded (in the
 /// window, the entry; outside, op itself); the scalar head and tail computed directly. `entries`
@@ -140,13 +152,7 @@ struct bf16_table_op {
         from_compute<__nv_bfloat16>(op(cuda::std::bit_cast<float>(b << 16)));
     return computed.x;
   }
-  CUACT_HOST_DEVICE std::uint32_t entry(unsigned s) const {
-#if defined(__CUDA_ARCH__)
-    return reinterpret_cast<const std::uint16_t*>(shared_table_words())[s];
-#else
-    return entries[s];
-#endif
-  }
+  CUACT_HOST_DEVICE std::uint32_t entry(unsigned s) const { return table_entry(entries, s); }
 };
 
 /// The quantize's op (fused.cuh: amax_op) on bf16 input through a table of the activation's float
@@ -213,13 +219,7 @@ struct bf16_table_quantize_op {
     }
     return fn(cuda::std::bit_cast<float>(b << 16));
   }
-  CUACT_HOST_DEVICE float entry(unsigned s) const {
-#if defined(__CUDA_ARCH__)
-    return reinterpret_cast<const float*>(shared_table_words())[s];
-#else
-    return entries[s];
-#endif
-  }
+  CUACT_HOST_DEVICE float entry(unsigned s) const { return table_entry(entries, s); }
 };
 
 /// What fill_bf16_table_kernel writes: op's table at `entries`, of bf16 results
@@ -246,16 +246,17 @@ CUACT_KERNEL void fill_bf16_table_kernel(const bf16_table_fill<Op, Entry> fill) 
   }
 }
 
-/// How tabulated_kernel reads and writes: plain 16-byte loads and stores, as every other kernel;
-/// the table's copy into shared memory in ready(), which elementwise_thread calls after each
-/// thread's first loads, so they are in flight while the table comes (the prototype's order;
-/// copied first, the kernel ran at 0.90-0.95 x memcpy on the H100, bench/results/h100/
-/// table_ab.txt), read with `ld.global.nc`. Streaming accesses (`ld/st.global.cs`, evict first,
-/// sessions 9-35) made its speed depend on the kernels before it (likely: lines those left in L2
-/// at normal priority outlived every evict-first line of later lookups). H200, plain silu at 4096
-/// x 393216: with them 0.938-0.978 x memcpy (0.94 after a fill kernel such as PyTorch's L2
-/// flush, 0.978 after a direct forward onto the same output), without them 0.973-0.978 after
-/// anything (bench/results/h200/table_state_s36.txt; the H100 was not re-measured).
+/// How tabulated_kernel (and tabulated_quantize_kernel) reads and writes: plain 16-byte loads and
+/// stores, as every other kernel; the table's copy into shared memory in ready(), which
+/// elementwise_thread calls after each thread's first loads, so they are in flight while the table
+/// comes (the prototype's order; copied first, the kernel ran at 0.90-0.95 x memcpy on the H100,
+/// bench/results/h100/table_ab.txt), read with `ld.global.nc`. Streaming accesses
+/// (`ld/st.global.cs`, evict first, sessions 9-35) made its speed depend on the kernels before it
+/// (likely: lines those left in L2 at normal priority outlived every evict-first line of later
+/// lookups). H200, plain silu at 4096 x 393216: with them 0.938-0.978 x memcpy (0.94 after a fill
+/// kernel such as PyTorch's L2 flush, 0.978 after a direct forward onto the same output), without
+/// them 0.973-0.978 after anything (bench/results/h200/table_state_s36.txt; the H100 was not
+/// re-measured).
 template <class Entry>
 struct tabulating_access : global_memory_access {
   const Entry* entries;  ///< the table in global memory
