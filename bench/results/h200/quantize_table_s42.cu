@@ -66,11 +66,19 @@ void direct(Act act, const bf16* in, fp8* out, size_t n, const float* scale, flo
 }
 
 // the tabulated path with a given shape (threads, vectors per thread, passes), vector width W
-template <int W, class Act>
+// the table op with up to K vectors in flight per thread (the engine's cap is 1 for 32-byte vectors)
+template <class Op, int K>
+struct k_vectors : Op {
+  static constexpr int max_vectors_per_thread = K;
+};
+
+template <int W, class Act, int K = 1>
 void tabulated(Act act, const bf16* in, fp8* out, size_t n, const float* scale, float* amax,
                unsigned threads, unsigned vpt, unsigned passes) {
-  using table_op = cd::bf16_table_quantize_op<cuact::forward_op<Act, fp8>, fp8>;
-  auto op = table_op{{{}, act}, nullptr, 1.0f, nullptr};
+  using base_op = cd::bf16_table_quantize_op<cuact::forward_op<Act, fp8>, fp8>;
+  using table_op = std::conditional_t<K == 1, base_op, k_vectors<base_op, K>>;
+  table_op op{};
+  op.fn = {{}, act};
   int device = 0;
   CK(cudaGetDevice(&device));
   float* entries = nullptr;
@@ -184,9 +192,22 @@ int main(int argc, char** argv) {
       vs.push_back({name, [=] { tabulated<8>(act, x, q, n, s, amax, 256, 2, passes); }});
     }
   };
-  const bool sweep = !(argc > 2 && std::string(argv[2]) == "nosweep");
+  const bool sweep =
+      !(argc > 2 && (std::string(argv[2]) == "nosweep" || std::string(argv[2]) == "twovec"));
   add("gelu", cuact::gelu{}, sweep);
   add("silu", cuact::silu{}, sweep);
+  if (argc > 2 && std::string(argv[2]) == "twovec") {
+    for (unsigned threads : {256u, 512u})
+      for (unsigned passes : {8u, 16u, 32u}) {
+        char name[96];
+        std::snprintf(name, sizeof name, "gelu table 2 vectors in flight, %u thr %u pass", threads,
+                      passes);
+        vs.push_back({name, [=] {
+                        tabulated<16, cuact::gelu, 2>(cuact::gelu{}, x, q, n, s, amax, threads, 2,
+                                                      passes);
+                      }});
+      }
+  }
   add("gelu_tanh", cuact::gelu_tanh{}, false);
   add("sigmoid", cuact::sigmoid{}, false);
   add("softplus*", cuact_test::plain::softplus{}, false);
@@ -213,8 +234,9 @@ int main(int argc, char** argv) {
   vs.push_back({"silu cast W16", [=] { cast<16>(cuact::silu{}, x, q, n); }});
   vs.push_back({"gelu cast W8 (library)", [=] { cast<8>(cuact::gelu{}, x, q, n); }});
   vs.push_back({"gelu cast W16", [=] { cast<16>(cuact::gelu{}, x, q, n); }});
-  if (argc > 2 && std::string(argv[2]) !=
-                      "nosweep") {  // profiling: each variant whose name contains argv[2], twice
+  if (argc > 2 && std::string(argv[2]) != "nosweep" &&
+      std::string(argv[2]) !=
+          "twovec") {  // profiling: each variant whose name contains argv[2], twice
     for (auto& v : vs)
       if (v.name.find(argv[2]) != std::string::npos) {
         v.run();
