@@ -113,19 +113,18 @@ inline constexpr int table_buffers_per_op_type = 8;
 
 /// The device buffer for the table of `op` on `device` (bf16_table_window::entries of Entry),
 /// allocated on first use and kept for the process: one per op type, entry type, device and op
-/// value (its bytes). Why not stream-ordered memory per
-/// call: cudaMallocFromPoolAsync and cudaFreeAsync around each call cost the H100 about 1% at 1.6 G
-/// bf16 elements and 4-7% at 2^26-2^28 (a variant with a kept buffer: 0.996-1.003 x memcpy at
-/// 1.6 G against 0.985-0.993; bench/results/h100/table_variants.txt), and 7 us of host time per
-/// call. Why per op value: every call fills its own table before reading it, and two calls that
-/// share a buffer, on any streams, write the same bits into it, so a concurrent fill never
-/// changes what another call reads (a functor that reads device memory through a pointer member
-/// fills with what its own call reads, in stream order, as its direct path would; two such calls
-/// on unordered streams while that memory changes race here as their direct paths would race on
-/// the memory itself). Returns cudaErrorNotSupported, nothing recorded, when no
-/// buffer can be had (the caller computes directly): the slots are taken, the allocation failed,
-/// or the stream is being captured and the buffer would have to be allocated (cudaMalloc would
-/// invalidate the capture).
+/// value (its bytes). Why not stream-ordered memory per call: cudaMallocFromPoolAsync and
+/// cudaFreeAsync around each call cost the H100 about 1% at 1.6 G bf16 elements and 4-7% at
+/// 2^26-2^28 (a variant with a kept buffer: 0.996-1.003 x memcpy at 1.6 G against 0.985-0.993;
+/// bench/results/h100/table_variants.txt), and 7 us of host time per call. Why per op value: every
+/// call fills its own table before reading it, and two calls that share a buffer, on any streams,
+/// write the same bits into it, so a concurrent fill never changes what another call reads (a
+/// functor that reads device memory through a pointer member fills with what its own call reads, in
+/// stream order, as its direct path would; two such calls on unordered streams while that memory
+/// changes race here as their direct paths would race on the memory itself). Returns
+/// cudaErrorNotSupported, nothing recorded, when no buffer can be had (the caller computes
+/// directly): the slots are taken, the allocation failed, or the stream is being captured and the
+/// buffer would have to be allocated (cudaMalloc would invalidate the capture).
 template <class Op, class Entry>
 cudaError_t get_table_buffer(const Op& op, int device, cudaStream_t stream, Entry*& entries) {
   static_assert(std::is_trivially_copyable_v<Op>, "cuact: ops are copied to the device as bytes");
