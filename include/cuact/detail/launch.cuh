@@ -62,6 +62,10 @@
 ///   smaller and make more passes, so that copy is paid for more data (see
 ///   tabulated_launch_shape). Built-in activations, which declare a hint, keep their direct path:
 ///   at the copy ceiling already, and ahead of the table below 2^28 elements.
+/// - **Tabulated bf16 -> fp8 quantizes** (kernels/table.cuh: bf16_table_quantize_op). From the
+///   same size, a compute-bound activation or a functor without a hint quantizing bf16 to fp8
+///   looks its float result up in a 32 KiB table (tabulates_quantize): one fixed shape on every
+///   device, 512-thread blocks in 32 passes (fused_dispatch.cuh: tabulated_quantize_passes).
 /// - Everything read from the device is cached per device (and per kernel instantiation for
 ///   occupancy) in atomics: concurrent calls from many host threads on many devices take no lock
 ///   (but for a tabulated forward's table buffer: dispatch.cuh, get_table_buffer).
