@@ -848,8 +848,8 @@ std::size_t tabulated_quantize_differences(const Activation& act, std::string& f
     for (int w = 0; w < width / 2; ++w) {
       // a lane from the other end of the patterns beside each, so every pair of halves mixes
       words.elements[w] = (b + 2 * w) | ((65535u - b - 2 * w) << 16);
-      outside |= bf16_table_window::offset(words.elements[w] & 0xffffu) |
-                 bf16_table_window::offset(words.elements[w] >> 16);
+      outside |= bf16_table_window::key(words.elements[w] & 0xffffu) |
+                 bf16_table_window::key(words.elements[w] >> 16);
     }
     vectors_inside += outside < bf16_table_window::per_sign;
     const auto got = table.template apply_held<width>(words);

@@ -70,13 +70,13 @@ std::size_t differing_inputs(const Op& op, std::string& first) {
 
 }  // namespace
 
-TEST_CASE("table: the window holds |x| in [2^-20, 2^12), each input once", "[cpu][table]") {
+TEST_CASE("table: the window holds |x| in [2^-20, 2^12) and +-0, each input once", "[cpu][table]") {
   std::vector<int> seen(bf16_table_window::entries, 0);
   std::size_t inside = 0, wrong = 0;
   for (unsigned b = 0; b < 65536; ++b) {
     const unsigned exponent = (b >> 7) & 0xffu;
-    const bool expected_inside = exponent >= 107 && exponent < 139;
-    const bool is_inside = bf16_table_window::offset(b) < bf16_table_window::per_sign;
+    const bool expected_inside = (exponent >= 107 && exponent < 139) || (b & 0x7fffu) == 0;
+    const bool is_inside = bf16_table_window::key(b) < bf16_table_window::per_sign;
     if (is_inside != expected_inside) ++wrong;
     if (is_inside) {
       const unsigned s = bf16_table_window::slot(b);
@@ -89,22 +89,32 @@ TEST_CASE("table: the window holds |x| in [2^-20, 2^12), each input once", "[cpu
     }
   }
   CHECK(wrong == 0);
-  CHECK(inside == bf16_table_window::entries);
+  CHECK(inside == bf16_table_window::window_entries + 2);
+  // every entry but the padding holds one input
   std::size_t not_once = 0;
-  for (int count : seen) not_once += count != 1;
+  for (unsigned s = 0; s < bf16_table_window::window_entries + 2; ++s) not_once += seen[s] != 1;
   CHECK(not_once == 0);
-  // 2^-20 and the largest magnitude below 2^12 are inside; 2^12, inf, NaN, zeros and the largest
-  // magnitude below 2^-20 are not
+  // 2^-20, the largest magnitude below 2^12 and both zeros are inside; 2^12, inf, NaN and the
+  // largest magnitude below 2^-20 are not
   const auto inside_window = [](unsigned b) {
-    return bf16_table_window::offset(b) < bf16_table_window::per_sign;
+    return bf16_table_window::key(b) < bf16_table_window::per_sign;
   };
-  CHECK(inside_window(0x3580u));   // 2^-20
-  CHECK(inside_window(0xc57fu));   // -4080
+  CHECK(inside_window(0x3580u));  // 2^-20
+  CHECK(inside_window(0xc57fu));  // -4080
+  CHECK(inside_window(0x0000u));  // +0
+  CHECK(inside_window(0x8000u));  // -0
+  CHECK(bf16_table_window::slot(0x0000u) == bf16_table_window::zero_slot);
+  CHECK(bf16_table_window::slot(0x8000u) == bf16_table_window::zero_slot + 1);
   CHECK(!inside_window(0x4580u));  // 4096
   CHECK(!inside_window(0x7f80u));  // inf
   CHECK(!inside_window(0xffc0u));  // -NaN
-  CHECK(!inside_window(0x8000u));  // -0
+  CHECK(!inside_window(0x0001u));  // the smallest subnormal
   CHECK(!inside_window(0x357fu));  // just below 2^-20
+  // the OR of keys has an entry for every lane exactly when each lane does
+  CHECK((bf16_table_window::key(0x3580u) | bf16_table_window::key(0x8000u)) <
+        bf16_table_window::per_sign);
+  CHECK((bf16_table_window::key(0x3580u) | bf16_table_window::key(0x0001u)) >=
+        bf16_table_window::per_sign);
 }
 
 TEST_CASE("table: looked up equals computed for every bf16 input", "[cpu][table]") {

@@ -15,12 +15,12 @@
 /// back, the same lookup cost 31 issued instructions per element against 21 and ran at 0.95 x
 /// memcpy where the prototype ran at 1.00 (bench/results/h100/table_ncu.txt).
 ///
-/// The window: every |x| in [2^-20, 2^12) (exponent fields 107..138): 8192 entries, 16 KiB, small
-/// enough for several blocks per SM (a whole 65536-entry table, 128 KiB, allows one block of
-/// long-lived threads and lost 3-7% to the copy; bench/results/h100/table_prototype.txt).
-/// Activations' inputs sit in that window (a standard normal leaves it with probability about
-/// 1e-6); other inputs (zeros, larger or tinier magnitudes, infinities, NaN) are computed
-/// directly, in the same thread (a warp with one pays for both).
+/// The window: every |x| in [2^-20, 2^12) (exponent fields 107..138) and +-0: 8194 entries, 16
+/// KiB, small enough for several blocks per SM (a whole 65536-entry table, 128 KiB, allows one
+/// block of long-lived threads and lost 3-7% to the copy; bench/results/h100/
+/// table_prototype.txt). Activations' inputs sit in that window (a standard normal leaves it with
+/// probability about 1e-6); other inputs (larger or tinier magnitudes, infinities, NaN) are
+/// computed directly, in the same thread (a warp with one pays for both).
 ///
 /// The same window serves the bf16 -> fp8 quantize (bf16_table_quantize_op, launched by
 /// fused_dispatch.cuh): its table keeps the activation's float results (32 KiB), which the amax
@@ -45,29 +45,43 @@ namespace cuact {
 namespace detail {
 
 /// Which bf16 inputs the table holds and where: per sign, 32 exponent rows of 128 mantissas from
-/// exponent field first_exponent; the positive half first.
+/// exponent field first_exponent, the positive half first; then +0 and -0; then padding to whole
+/// 16-byte words. Why the zeros: they are common inputs (ReLU outputs, padding), and a lane that is
+/// computed instead costs its warp both paths: the tabulated quantize of gelu with 1% zeros ran at
+/// 0.48-0.56 x memcpy, 0.59-0.62 with 10%, against 0.80-0.87 computed
+/// (bench/results/h200/quantize_table_s42.txt, call I).
 struct bf16_table_window {
   static constexpr unsigned first_exponent = 107;  ///< 2^-20
   static constexpr unsigned exponents = 32;        ///< up to 2^12, exclusive
   static constexpr unsigned mantissas = 128;
   static constexpr unsigned per_sign = exponents * mantissas;
-  static constexpr unsigned entries = 2 * per_sign;
+  static constexpr unsigned window_entries = 2 * per_sign;
+  static constexpr unsigned zero_slot = window_entries;    ///< +0's entry; -0's follows
+  static constexpr unsigned entries = window_entries + 8;  ///< the zeros and 6 of padding
   /// Bytes of a table of `Entry` values (bf16 results: 16 KiB; float results: 32 KiB).
   template <class Entry>
   static constexpr std::size_t bytes_of = entries * sizeof(Entry);
   static constexpr std::size_t bytes = bytes_of<std::uint16_t>;  ///< the bf16 forward's table
   static_assert(per_sign == 0x8000u >> 3, "cuact: slot() moves the sign bit to per_sign's");
-  static_assert(bytes % 16 == 0, "cuact: the table is copied in 16-byte words");
+  static_assert(bytes % 16 == 0 && bytes_of<float> % 16 == 0,
+                "cuact: the table is copied in 16-byte words");
 
   /// Offset of bf16 bits `b` (in the low 16 bits) from the window's first magnitude: below
   /// per_sign exactly when b is in the window (it wraps for magnitudes below the window).
   CUACT_HOST_DEVICE static unsigned offset(unsigned b) {
     return (b & 0x7fffu) - first_exponent * mantissas;
   }
-  /// The entry of bits `b` in the window (offset(b) < per_sign): the negative half second.
-  CUACT_HOST_DEVICE static unsigned slot(unsigned b) { return offset(b) | ((b >> 3) & per_sign); }
-  /// The bf16 bits whose entry is `s` (slot's inverse on [0, entries)).
+  /// Below per_sign exactly when bits `b` (in the low 16 bits) have an entry: offset(b) for the
+  /// window, 0 for +-0 (so the OR of several lanes' keys tests them all at once).
+  CUACT_HOST_DEVICE static unsigned key(unsigned b) { return (b & 0x7fffu) == 0 ? 0u : offset(b); }
+  /// The entry of bits `b` (16 bits) that have one (key(b) < per_sign): the window's, the
+  /// negative half second, or a zero's.
+  CUACT_HOST_DEVICE static unsigned slot(unsigned b) {
+    return (b & 0x7fffu) == 0 ? zero_slot + (b >> 15) : offset(b) | ((b >> 3) & per_sign);
+  }
+  /// The bf16 bits whose entry is `s` (slot's inverse; the padding entries hold +-0 again).
   CUACT_HOST_DEVICE static unsigned bits_of(unsigned s) {
+    if (s >= window_entries) return ((s - zero_slot) & 1u) << 15;
     return ((s / per_sign) << 15) | (s % per_sign + first_exponent * mantissas);
   }
 };
@@ -109,8 +123,8 @@ CUACT_HOST_DEVICE Entry table_entry([[maybe_unused]] const Entry* entries, unsig
 #endif
 }
 
-/// op on bf16 data through the table: each vector's storage words looked up as loaded (in the
-/// window, the entry; outside, op itself); the scalar head and tail computed directly. `entries`
+/// op on bf16 data through the table: each vector's storage words looked up as loaded (the entry
+/// where the table has one, op itself elsewhere); the scalar head and tail computed directly. `entries`
 /// is the table in global memory (the host simulation reads it there); on the device,
 /// tabulated_kernel's shared copy is read instead.
 template <class Op>
@@ -143,9 +157,9 @@ struct bf16_table_op {
 
  private:
 #pragma nv_exec_check_disable
-  /// The result for bits `b`: the entry in the window, op itself outside.
+  /// The result for bits `b`: the entry where the table has one, op itself elsewhere.
   CUACT_HOST_DEVICE std::uint32_t lookup(std::uint32_t b) const {
-    if (bf16_table_window::offset(b) < bf16_table_window::per_sign) {
+    if (bf16_table_window::key(b) < bf16_table_window::per_sign) {
       return entry(bf16_table_window::slot(b));
     }
     const __nv_bfloat16_raw computed =
@@ -156,12 +170,12 @@ struct bf16_table_op {
 };
 
 /// The quantize's op (fused.cuh: amax_op) on bf16 input through a table of the activation's float
-/// results: y = fn(x) looked up for inputs in the window (computed outside it), the running
+/// results: y = fn(x) looked up for inputs in the table (computed for others), the running
 /// maximum of |y| kept at *amax, y * scale returned (and converted to Out, fp8, by the caller).
 /// The table keeps the float fn returns, not a rounded result: the amax and the scaled value need
 /// it (32 KiB: bf16_table_window::bytes_of<float>); so the quantize writes the direct path's bytes
-/// and amax. Called per held vector (takes_held_vector): the window is tested once per vector
-/// (the OR of the lanes' offsets), and a vector with every lane inside looks each up without a
+/// and amax. Called per held vector (takes_held_vector): the table is tested once per vector (the
+/// OR of the lanes' keys), and a vector with an entry for every lane looks each up without a
 /// branch; the scalar head and tail, and vectors with a lane outside, go lane by lane.
 template <class Fn, class Out>
 struct bf16_table_quantize_op {
@@ -183,8 +197,8 @@ struct bf16_table_quantize_op {
     unsigned outside = 0;  // below per_sign exactly when every lane's offset is
     CUACT_UNROLL
     for (int w = 0; w < Width / 2; ++w) {
-      outside |= bf16_table_window::offset(words.elements[w]) |
-                 bf16_table_window::offset(words.elements[w] >> 16);
+      outside |= bf16_table_window::key(words.elements[w]) |
+                 bf16_table_window::key(words.elements[w] >> 16);
     }
     float values[Width];
     if (outside < bf16_table_window::per_sign) {
@@ -212,9 +226,9 @@ struct bf16_table_quantize_op {
     return y * scale;
   }
 #pragma nv_exec_check_disable
-  /// fn(x) for bf16 bits `b`: the entry in the window, fn itself outside.
+  /// fn(x) for bf16 bits `b`: the entry where the table has one, fn itself elsewhere.
   CUACT_HOST_DEVICE float lookup(std::uint32_t b) const {
-    if (bf16_table_window::offset(b) < bf16_table_window::per_sign) {
+    if (bf16_table_window::key(b) < bf16_table_window::per_sign) {
       return entry(bf16_table_window::slot(b));
     }
     return fn(cuda::std::bit_cast<float>(b << 16));
