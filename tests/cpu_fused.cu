@@ -729,8 +729,8 @@ TEST_CASE("fused: the bias backward's capped stage 1 where resident loads fall s
 /// The host's float table of fn (what fill_bf16_table_kernel writes for a tabulated quantize).
 template <class Fn>
 std::vector<float> host_float_table(const Fn& fn) {
-  std::vector<float> entries(cuact::detail::bf16_table_window::entries);
-  for (unsigned s = 0; s < cuact::detail::bf16_table_window::entries; ++s) {
+  std::vector<float> entries(cuact::detail::bf16_table_window::entries_of<float>);
+  for (unsigned s = 0; s < cuact::detail::bf16_table_window::entries_of<float>; ++s) {
     entries[s] = cuact::detail::bf16_float_table_entry(fn, s);
   }
   return entries;
@@ -848,8 +848,8 @@ std::size_t tabulated_quantize_differences(const Activation& act, std::string& f
     for (int w = 0; w < width / 2; ++w) {
       // a lane from the other end of the patterns beside each, so every pair of halves mixes
       words.elements[w] = (b + 2 * w) | ((65535u - b - 2 * w) << 16);
-      outside |= bf16_table_window::key(words.elements[w] & 0xffffu) |
-                 bf16_table_window::key(words.elements[w] >> 16);
+      outside |= bf16_table_window::offset(words.elements[w] & 0xffffu) |
+                 bf16_table_window::offset(words.elements[w] >> 16);
     }
     vectors_inside += outside < bf16_table_window::per_sign;
     const auto got = table.template apply_held<width>(words);

@@ -30,8 +30,8 @@ bf16 bf16_from_bits(unsigned b) {
 /// The host's table of op (what fill_bf16_table_kernel writes on the device).
 template <class Op>
 std::vector<std::uint16_t> host_table(const Op& op) {
-  std::vector<std::uint16_t> entries(bf16_table_window::entries);
-  for (unsigned s = 0; s < bf16_table_window::entries; ++s) {
+  std::vector<std::uint16_t> entries(bf16_table_window::entries_of<std::uint16_t>);
+  for (unsigned s = 0; s < bf16_table_window::entries_of<std::uint16_t>; ++s) {
     entries[s] = cuact::detail::bf16_table_entry(op, s);
   }
   return entries;
@@ -70,18 +70,23 @@ std::size_t differing_inputs(const Op& op, std::string& first) {
 
 }  // namespace
 
-TEST_CASE("table: the window holds |x| in [2^-20, 2^12) and +-0, each input once", "[cpu][table]") {
-  std::vector<int> seen(bf16_table_window::entries, 0);
+TEST_CASE("table: the forward's table holds |x| in [2^-20, 2^12) and +-0, each input once",
+          "[cpu][table]") {
+  std::vector<int> seen(bf16_table_window::entries_of<std::uint16_t>, 0);
   std::size_t inside = 0, wrong = 0;
   for (unsigned b = 0; b < 65536; ++b) {
     const unsigned exponent = (b >> 7) & 0xffu;
     const bool expected_inside = (exponent >= 107 && exponent < 139) || (b & 0x7fffu) == 0;
-    const bool is_inside = bf16_table_window::key(b) < bf16_table_window::per_sign;
+    const bool is_inside = bf16_table_window::key_with_zeros(b) < bf16_table_window::per_sign;
     if (is_inside != expected_inside) ++wrong;
+    // the window alone (the quantize's float table): offset and slot
+    const bool in_window = bf16_table_window::offset(b) < bf16_table_window::per_sign;
+    if (in_window != (expected_inside && (b & 0x7fffu) != 0)) ++wrong;
+    if (in_window && bf16_table_window::slot(b) != bf16_table_window::slot_with_zeros(b)) ++wrong;
     if (is_inside) {
-      const unsigned s = bf16_table_window::slot(b);
+      const unsigned s = bf16_table_window::slot_with_zeros(b);
       ++inside;
-      if (s >= bf16_table_window::entries || bf16_table_window::bits_of(s) != b) {
+      if (s >= bf16_table_window::entries_of<std::uint16_t> || bf16_table_window::bits_of(s) != b) {
         ++wrong;
       } else {
         ++seen[s];
@@ -97,23 +102,24 @@ TEST_CASE("table: the window holds |x| in [2^-20, 2^12) and +-0, each input once
   // 2^-20, the largest magnitude below 2^12 and both zeros are inside; 2^12, inf, NaN and the
   // largest magnitude below 2^-20 are not
   const auto inside_window = [](unsigned b) {
-    return bf16_table_window::key(b) < bf16_table_window::per_sign;
+    return bf16_table_window::key_with_zeros(b) < bf16_table_window::per_sign;
   };
   CHECK(inside_window(0x3580u));  // 2^-20
   CHECK(inside_window(0xc57fu));  // -4080
   CHECK(inside_window(0x0000u));  // +0
   CHECK(inside_window(0x8000u));  // -0
-  CHECK(bf16_table_window::slot(0x0000u) == bf16_table_window::zero_slot);
-  CHECK(bf16_table_window::slot(0x8000u) == bf16_table_window::zero_slot + 1);
+  CHECK(bf16_table_window::slot_with_zeros(0x0000u) == bf16_table_window::zero_slot);
+  CHECK(bf16_table_window::slot_with_zeros(0x8000u) == bf16_table_window::zero_slot + 1);
+  CHECK(bf16_table_window::entries_of<float> == bf16_table_window::window_entries);
   CHECK(!inside_window(0x4580u));  // 4096
   CHECK(!inside_window(0x7f80u));  // inf
   CHECK(!inside_window(0xffc0u));  // -NaN
   CHECK(!inside_window(0x0001u));  // the smallest subnormal
   CHECK(!inside_window(0x357fu));  // just below 2^-20
   // the OR of keys has an entry for every lane exactly when each lane does
-  CHECK((bf16_table_window::key(0x3580u) | bf16_table_window::key(0x8000u)) <
+  CHECK((bf16_table_window::key_with_zeros(0x3580u) | bf16_table_window::key_with_zeros(0x8000u)) <
         bf16_table_window::per_sign);
-  CHECK((bf16_table_window::key(0x3580u) | bf16_table_window::key(0x0001u)) >=
+  CHECK((bf16_table_window::key_with_zeros(0x3580u) | bf16_table_window::key_with_zeros(0x0001u)) >=
         bf16_table_window::per_sign);
 }
 

@@ -31,6 +31,18 @@ __global__ void fill(__nv_bfloat16* p, size_t n) {
   }
 }
 
+__global__ void to_half(const __nv_bfloat16* in, __half* out, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    out[i] = __float2half(__bfloat162float(in[i]));
+}
+
+__global__ void with_zeros(const __nv_bfloat16* in, __nv_bfloat16* out, size_t n, size_t every) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    out[i] = i % every == 7 ? __float2bfloat16(0.0f) : in[i];
+}
+
 float time_ms(const std::function<void()>& f, int reps = 7) {
   cudaEvent_t a, b;
   CK(cudaEventCreate(&a));
@@ -193,9 +205,36 @@ int main(int argc, char** argv) {
     }
   };
   const bool sweep =
-      !(argc > 2 && (std::string(argv[2]) == "nosweep" || std::string(argv[2]) == "twovec"));
+      !(argc > 2 && (std::string(argv[2]) == "nosweep" || std::string(argv[2]) == "twovec" ||
+                     std::string(argv[2]) == "extra"));
   add("gelu", cuact::gelu{}, sweep);
   add("silu", cuact::silu{}, sweep);
+  if (argc > 2 && std::string(argv[2]) == "extra") {
+    // inputs with exact zeros (outside the table's window: their vectors go lane by lane), and
+    // fp16 inputs (never tabulated), against the same memcpy
+    static __half* h = nullptr;
+    static __nv_bfloat16* z1 = nullptr;
+    static __nv_bfloat16* z10 = nullptr;
+    CK(cudaMalloc(&h, n * 2));
+    CK(cudaMalloc(&z1, n * 2));
+    CK(cudaMalloc(&z10, n * 2));
+    to_half<<<4096, 256>>>(x, h, n);
+    with_zeros<<<4096, 256>>>(x, z1, n, 100);
+    with_zeros<<<4096, 256>>>(x, z10, n, 10);
+    CK(cudaDeviceSynchronize());
+    vs.push_back({"gelu library, 1% zeros",
+                  [=] { CK(cuact::forward_quantize(cuact::gelu{}, z1, q, n, s, amax)); }});
+    vs.push_back({"gelu direct, 1% zeros", [=] { direct(cuact::gelu{}, z1, q, n, s, amax); }});
+    vs.push_back({"gelu library, 10% zeros",
+                  [=] { CK(cuact::forward_quantize(cuact::gelu{}, z10, q, n, s, amax)); }});
+    vs.push_back({"gelu direct, 10% zeros", [=] { direct(cuact::gelu{}, z10, q, n, s, amax); }});
+    vs.push_back({"gelu fp16 in (direct)",
+                  [=] { CK(cuact::forward_quantize(cuact::gelu{}, h, q, n, s, amax)); }});
+    vs.push_back({"silu fp16 in (direct)",
+                  [=] { CK(cuact::forward_quantize(cuact::silu{}, h, q, n, s, amax)); }});
+    vs.push_back({"relu fp16 in (direct)",
+                  [=] { CK(cuact::forward_quantize(cuact::relu{}, h, q, n, s, amax)); }});
+  }
   if (argc > 2 && std::string(argv[2]) == "twovec") {
     for (unsigned threads : {256u, 512u})
       for (unsigned passes : {8u, 16u, 32u}) {
@@ -234,9 +273,9 @@ int main(int argc, char** argv) {
   vs.push_back({"silu cast W16", [=] { cast<16>(cuact::silu{}, x, q, n); }});
   vs.push_back({"gelu cast W8 (library)", [=] { cast<8>(cuact::gelu{}, x, q, n); }});
   vs.push_back({"gelu cast W16", [=] { cast<16>(cuact::gelu{}, x, q, n); }});
-  if (argc > 2 && std::string(argv[2]) != "nosweep" &&
+  if (argc > 2 && std::string(argv[2]) != "nosweep" && std::string(argv[2]) != "twovec" &&
       std::string(argv[2]) !=
-          "twovec") {  // profiling: each variant whose name contains argv[2], twice
+          "extra") {  // profiling: each variant whose name contains argv[2], twice
     for (auto& v : vs)
       if (v.name.find(argv[2]) != std::string::npos) {
         v.run();

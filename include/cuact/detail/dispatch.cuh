@@ -111,7 +111,7 @@ cudaError_t model_shape(void (*kernel)(KernelParams), int device, cost_hint hint
 /// directly.
 inline constexpr int table_buffers_per_op_type = 8;
 
-/// The device buffer for the table of `op` on `device` (bf16_table_window::entries of Entry),
+/// The device buffer for the table of `op` on `device` (bf16_table_window::bytes_of<Entry>),
 /// allocated on first use and kept for the process: one per op type, entry type, device and op
 /// value (its bytes). Why not stream-ordered memory per call: cudaMallocFromPoolAsync and
 /// cudaFreeAsync around each call cost the H100 about 1% at 1.6 G bf16 elements and 4-7% at
@@ -167,7 +167,8 @@ cudaError_t fill_bf16_table(const Op& op, Entry* entries, cudaStream_t stream) {
   constexpr unsigned fill_threads = 256;
   return launch_kernel_grid(
       fill_bf16_table_kernel<Op, Entry>, bf16_table_fill<Op, Entry>{op, entries},
-      dim3((bf16_table_window::entries + fill_threads - 1) / fill_threads), fill_threads, stream);
+      dim3((bf16_table_window::entries_of<Entry> + fill_threads - 1) / fill_threads), fill_threads,
+      stream);
 }
 
 /// Launches a tabulated bf16 forward over the arrays of `params` (kernels/table.cuh): the fill

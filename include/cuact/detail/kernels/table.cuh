@@ -15,7 +15,7 @@
 /// back, the same lookup cost 31 issued instructions per element against 21 and ran at 0.95 x
 /// memcpy where the prototype ran at 1.00 (bench/results/h100/table_ncu.txt).
 ///
-/// The window: every |x| in [2^-20, 2^12) (exponent fields 107..138) and +-0: 8194 entries, 16
+/// The window: every |x| in [2^-20, 2^12) (exponent fields 107..138), and +-0: 8194 entries, 16
 /// KiB, small enough for several blocks per SM (a whole 65536-entry table, 128 KiB, allows one
 /// block of long-lived threads and lost 3-7% to the copy; bench/results/h100/
 /// table_prototype.txt). Activations' inputs sit in that window (a standard normal leaves it with
@@ -44,23 +44,33 @@
 namespace cuact {
 namespace detail {
 
-/// Which bf16 inputs the table holds and where: per sign, 32 exponent rows of 128 mantissas from
-/// exponent field first_exponent, the positive half first; then +0 and -0; then padding to whole
-/// 16-byte words. Why the zeros: they are common inputs (ReLU outputs, padding), and a lane that is
-/// computed instead costs its warp both paths: the tabulated quantize of gelu with 1% zeros ran at
-/// 0.48-0.56 x memcpy, 0.59-0.62 with 10%, against 0.80-0.87 computed
-/// (bench/results/h200/quantize_table_s42.txt, call I).
+/// Which bf16 inputs a table holds and where: per sign, 32 exponent rows of 128 mantissas from
+/// exponent field first_exponent, the positive half first (window_entries); the bf16 forward's
+/// table (2-byte entries) then +0 and -0, and padding to whole 16-byte words. Why the zeros there:
+/// they are common inputs (ReLU outputs, padding), and a lane computed instead costs its warp both
+/// paths: H200, plain user functors with 1% zeros, softplus 0.88 -> 0.97 x memcpy, tanh-GELU 0.94
+/// -> 0.97, the same 0.966-0.969 on data without zeros (bench/results/h200/
+/// table_zeros_ab_s42.txt). The quantize's float table leaves them out: with them (a select per
+/// lane in the window test and in the slot, and 32 bytes more of table) its lookups ran at
+/// 0.64-0.66 x memcpy whatever the data, against 0.85-0.95 without them in calls F, H and I
+/// (bench/results/h200/quantize_table_s42.txt, call J; not diagnosed: no device time was left),
+/// so its vectors with a zero go lane by lane (0.48-0.56 with 1% zeros, 0.59-0.62 with 10%,
+/// against 0.80-0.87 computed; call I).
 struct bf16_table_window {
   static constexpr unsigned first_exponent = 107;  ///< 2^-20
   static constexpr unsigned exponents = 32;        ///< up to 2^12, exclusive
   static constexpr unsigned mantissas = 128;
   static constexpr unsigned per_sign = exponents * mantissas;
   static constexpr unsigned window_entries = 2 * per_sign;
-  static constexpr unsigned zero_slot = window_entries;    ///< +0's entry; -0's follows
-  static constexpr unsigned entries = window_entries + 8;  ///< the zeros and 6 of padding
-  /// Bytes of a table of `Entry` values (bf16 results: 16 KiB; float results: 32 KiB).
+  static constexpr unsigned zero_slot = window_entries;  ///< +0's entry; -0's follows
+  /// Entries of a table of `Entry` values: the window for float results (the quantize's); the
+  /// window, the zeros and 6 of padding for bf16 results (the forward's).
   template <class Entry>
-  static constexpr std::size_t bytes_of = entries * sizeof(Entry);
+  static constexpr unsigned entries_of =
+      std::is_same_v<Entry, float> ? window_entries : window_entries + 8;
+  /// Bytes of a table of `Entry` values (bf16 results: 16 KiB and 16 bytes; float: 32 KiB).
+  template <class Entry>
+  static constexpr std::size_t bytes_of = entries_of<Entry> * sizeof(Entry);
   static constexpr std::size_t bytes = bytes_of<std::uint16_t>;  ///< the bf16 forward's table
   static_assert(per_sign == 0x8000u >> 3, "cuact: slot() moves the sign bit to per_sign's");
   static_assert(bytes % 16 == 0 && bytes_of<float> % 16 == 0,
@@ -71,15 +81,18 @@ struct bf16_table_window {
   CUACT_HOST_DEVICE static unsigned offset(unsigned b) {
     return (b & 0x7fffu) - first_exponent * mantissas;
   }
-  /// Below per_sign exactly when bits `b` (in the low 16 bits) have an entry: offset(b) for the
-  /// window, 0 for +-0 (so the OR of several lanes' keys tests them all at once).
-  CUACT_HOST_DEVICE static unsigned key(unsigned b) { return (b & 0x7fffu) == 0 ? 0u : offset(b); }
-  /// The entry of bits `b` (16 bits) that have one (key(b) < per_sign): the window's, the
-  /// negative half second, or a zero's.
-  CUACT_HOST_DEVICE static unsigned slot(unsigned b) {
-    return (b & 0x7fffu) == 0 ? zero_slot + (b >> 15) : offset(b) | ((b >> 3) & per_sign);
+  /// The entry of bits `b` in the window (offset(b) < per_sign): the negative half second.
+  CUACT_HOST_DEVICE static unsigned slot(unsigned b) { return offset(b) | ((b >> 3) & per_sign); }
+  /// Below per_sign exactly when bits `b` (in the low 16 bits) have an entry in a table with the
+  /// zeros: offset(b) for the window, 0 for +-0.
+  CUACT_HOST_DEVICE static unsigned key_with_zeros(unsigned b) {
+    return (b & 0x7fffu) == 0 ? 0u : offset(b);
   }
-  /// The bf16 bits whose entry is `s` (slot's inverse; the padding entries hold +-0 again).
+  /// The entry of bits `b` (16 bits) in a table with the zeros (key_with_zeros(b) < per_sign).
+  CUACT_HOST_DEVICE static unsigned slot_with_zeros(unsigned b) {
+    return (b & 0x7fffu) == 0 ? zero_slot + (b >> 15) : slot(b);
+  }
+  /// The bf16 bits whose entry is `s` (the slots' inverse; the padding entries hold +-0 again).
   CUACT_HOST_DEVICE static unsigned bits_of(unsigned s) {
     if (s >= window_entries) return ((s - zero_slot) & 1u) << 15;
     return ((s / per_sign) << 15) | (s % per_sign + first_exponent * mantissas);
@@ -159,8 +172,8 @@ struct bf16_table_op {
 #pragma nv_exec_check_disable
   /// The result for bits `b`: the entry where the table has one, op itself elsewhere.
   CUACT_HOST_DEVICE std::uint32_t lookup(std::uint32_t b) const {
-    if (bf16_table_window::key(b) < bf16_table_window::per_sign) {
-      return entry(bf16_table_window::slot(b));
+    if (bf16_table_window::key_with_zeros(b) < bf16_table_window::per_sign) {
+      return entry(bf16_table_window::slot_with_zeros(b));
     }
     const __nv_bfloat16_raw computed =
         from_compute<__nv_bfloat16>(op(cuda::std::bit_cast<float>(b << 16)));
@@ -170,13 +183,14 @@ struct bf16_table_op {
 };
 
 /// The quantize's op (fused.cuh: amax_op) on bf16 input through a table of the activation's float
-/// results: y = fn(x) looked up for inputs in the table (computed for others), the running
+/// results: y = fn(x) looked up for inputs in the window (computed for others), the running
 /// maximum of |y| kept at *amax, y * scale returned (and converted to Out, fp8, by the caller).
 /// The table keeps the float fn returns, not a rounded result: the amax and the scaled value need
 /// it (32 KiB: bf16_table_window::bytes_of<float>); so the quantize writes the direct path's bytes
-/// and amax. Called per held vector (takes_held_vector): the table is tested once per vector (the
-/// OR of the lanes' keys), and a vector with an entry for every lane looks each up without a
-/// branch; the scalar head and tail, and vectors with a lane outside, go lane by lane.
+/// and amax. Called per held vector (takes_held_vector): the window is tested once per vector (the
+/// OR of the lanes' offsets), and a vector with every lane inside looks each up without a branch;
+/// the scalar head and tail, and vectors with a lane outside (a zero among them:
+/// bf16_table_window), go lane by lane.
 template <class Fn, class Out>
 struct bf16_table_quantize_op {
   static constexpr bool takes_held_vector = true;
@@ -197,8 +211,8 @@ struct bf16_table_quantize_op {
     unsigned outside = 0;  // below per_sign exactly when every lane's offset is
     CUACT_UNROLL
     for (int w = 0; w < Width / 2; ++w) {
-      outside |= bf16_table_window::key(words.elements[w]) |
-                 bf16_table_window::key(words.elements[w] >> 16);
+      outside |= bf16_table_window::offset(words.elements[w]) |
+                 bf16_table_window::offset(words.elements[w] >> 16);
     }
     float values[Width];
     if (outside < bf16_table_window::per_sign) {
@@ -228,7 +242,7 @@ struct bf16_table_quantize_op {
 #pragma nv_exec_check_disable
   /// fn(x) for bf16 bits `b`: the entry where the table has one, fn itself elsewhere.
   CUACT_HOST_DEVICE float lookup(std::uint32_t b) const {
-    if (bf16_table_window::key(b) < bf16_table_window::per_sign) {
+    if (bf16_table_window::offset(b) < bf16_table_window::per_sign) {
       return entry(bf16_table_window::slot(b));
     }
     return fn(cuda::std::bit_cast<float>(b << 16));
@@ -252,7 +266,7 @@ CUACT_KERNEL void fill_bf16_table_kernel(const bf16_table_fill<Op, Entry> fill) 
   asm volatile("griddepcontrol.launch_dependents;");
 #endif
   const unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
-  if (s >= bf16_table_window::entries) return;
+  if (s >= bf16_table_window::entries_of<Entry>) return;
   if constexpr (std::is_same_v<Entry, float>) {
     fill.entries[s] = bf16_float_table_entry(fill.op, s);
   } else {
