@@ -346,10 +346,7 @@ struct amax_op : cost_hint_of<Activation> {
   float* amax;
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
-    const C y = invoke_forward<rounded_to<Out>>(preferred{}, act, x);
-    // one FMNMX with |y| as its operand; fmaxf skips a NaN y (as TransformerEngine's amax)
-    *amax = fmaxf(*amax, fabsf(static_cast<float>(y)));
-    return y * static_cast<C>(scale);
+    return scale_folding_amax(invoke_forward<rounded_to<Out>>(preferred{}, act, x), scale, amax);
   }
 };
 

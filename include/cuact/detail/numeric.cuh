@@ -76,5 +76,15 @@ CUACT_HOST_DEVICE T from_compute(C v) {
   }
 }
 
+/// The quantize's step for one activation value y: |y| folded into *amax (one FMNMX with |y| as
+/// its operand; fmaxf skips a NaN y, as TransformerEngine's amax), y * scale returned in y's type.
+/// Both quantize ops take it, the computed one (fused.cuh: amax_op) and the tabulated one
+/// (kernels/table.cuh: bf16_table_quantize_op), so that they write the same bytes and amax.
+template <class C>
+CUACT_HOST_DEVICE C scale_folding_amax(C y, float scale, float* amax) {
+  *amax = fmaxf(*amax, fabsf(static_cast<float>(y)));
+  return y * static_cast<C>(scale);
+}
+
 }  // namespace detail
 }  // namespace cuact

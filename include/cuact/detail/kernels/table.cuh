@@ -234,11 +234,8 @@ struct bf16_table_quantize_op {
   }
 
  private:
-  /// y * scale, with |y| into the running maximum (amax_op's, as it does it: fmaxf skips NaN).
-  CUACT_HOST_DEVICE float scaled(float y) const {
-    *amax = fmaxf(*amax, fabsf(y));
-    return y * scale;
-  }
+  /// y * scale, with |y| into the running maximum (amax_op's step: scale_folding_amax).
+  CUACT_HOST_DEVICE float scaled(float y) const { return scale_folding_amax(y, scale, amax); }
 #pragma nv_exec_check_disable
   /// fn(x) for bf16 bits `b`: the entry where the table has one, fn itself elsewhere.
   CUACT_HOST_DEVICE float lookup(std::uint32_t b) const {
