@@ -350,45 +350,74 @@ CUACT_HOST_DEVICE const V& output_value(const V& value) {
 /// pack; it matters where 16-bit math is instruction-bound).
 template <class Out, class V, int Width, class... Which>
 CUACT_HOST_DEVICE vector_of<Out, Width> convert_vector(const V (&values)[Width], Which... which) {
-  vector_of<Out, Width> result;
   constexpr bool paired = Width % 2 == 0 && std::is_same_v<compute_t<Out>, float> &&
                           (std::is_same_v<Out, __nv_bfloat16> || std::is_same_v<Out, __half>);
   constexpr bool fp8_paired = Width % 2 == 0 && is_output_only_type_v<Out>;
   if constexpr (fp8_paired) {
     // `cvt.rn.satfinite.e4m3x2.f32`: two elements per instruction (from_compute's saturating
-    // conversion, one per element, costs one each plus the byte merge)
-    CUACT_UNROLL
-    for (int j = 0; j < Width; j += 2) {
+    // conversion, one per element, costs one each plus the byte merge), two pairs per 32-bit
+    // word. Stored pair by pair into the vector's bytes, each pair was taken apart and put back
+    // together a byte at a time: about 45 more instructions per 16 elements (H200 SASS of the
+    // tabulated quantize, bench/results/h200/quantize_pack_s43.txt)
+    const auto pair = [&](int j) -> std::uint32_t {
       const float a = static_cast<float>(output_value(values[j], which...));
       const float b = static_cast<float>(output_value(values[j + 1], which...));
-      const __nv_fp8x2_storage_t pair =
-          __nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE,
-                                   std::is_same_v<Out, __nv_fp8_e4m3> ? __NV_E4M3 : __NV_E5M2);
-      result.elements[j].__x = static_cast<__nv_fp8_storage_t>(pair & 0xffu);
-      result.elements[j + 1].__x = static_cast<__nv_fp8_storage_t>(pair >> 8);
-    }
-  } else if constexpr (paired) {
-    CUACT_UNROLL
-    for (int j = 0; j < Width; j += 2) {
-      const float a = static_cast<float>(output_value(values[j], which...));
-      const float b = static_cast<float>(output_value(values[j + 1], which...));
-      if constexpr (std::is_same_v<Out, __nv_bfloat16>) {
-        const __nv_bfloat162 pair = __floats2bfloat162_rn(a, b);
-        result.elements[j] = pair.x;
-        result.elements[j + 1] = pair.y;
-      } else {
-        const __half2 pair = __floats2half2_rn(a, b);
-        result.elements[j] = pair.x;
-        result.elements[j + 1] = pair.y;
-      }
+      return __nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE,
+                                      std::is_same_v<Out, __nv_fp8_e4m3> ? __NV_E4M3 : __NV_E5M2);
+    };
+    if constexpr (Width % 4 == 0) {
+      vector_of<std::uint32_t, Width / 4> words;
+      CUACT_UNROLL
+      for (int j = 0; j < Width; j += 4) words.elements[j / 4] = pair(j) | (pair(j + 2) << 16);
+      return cuda::std::bit_cast<vector_of<Out, Width>>(words);
+    } else {
+      vector_of<std::uint16_t, Width / 2> pairs;
+      CUACT_UNROLL
+      for (int j = 0; j < Width; j += 2)
+        pairs.elements[j / 2] = static_cast<std::uint16_t>(pair(j));
+      return cuda::std::bit_cast<vector_of<Out, Width>>(pairs);
     }
   } else {
-    CUACT_UNROLL
-    for (int j = 0; j < Width; ++j) {
-      result.elements[j] = from_compute<Out>(output_value(values[j], which...));
+    vector_of<Out, Width> result;
+    if constexpr (paired) {
+      CUACT_UNROLL
+      for (int j = 0; j < Width; j += 2) {
+        const float a = static_cast<float>(output_value(values[j], which...));
+        const float b = static_cast<float>(output_value(values[j + 1], which...));
+        if constexpr (std::is_same_v<Out, __nv_bfloat16>) {
+          const __nv_bfloat162 pair = __floats2bfloat162_rn(a, b);
+          result.elements[j] = pair.x;
+          result.elements[j + 1] = pair.y;
+        } else {
+          const __half2 pair = __floats2half2_rn(a, b);
+          result.elements[j] = pair.x;
+          result.elements[j + 1] = pair.y;
+        }
+      }
+    } else {
+      CUACT_UNROLL
+      for (int j = 0; j < Width; ++j) {
+        result.elements[j] = from_compute<Out>(output_value(values[j], which...));
+      }
     }
+    return result;
   }
-  return result;
+}
+
+/// Stores `value`, a vector of Width Out (or its held form), at `to`: 1-byte lanes (fp8) as the
+/// 32-bit words that hold them in fours. Stored as a struct of bytes, the vector was taken apart
+/// into bytes and merged again for the one 16-byte store (about 45 instructions per 16 elements;
+/// H200 SASS of the tabulated quantize, bench/results/h200/quantize_pack_s43.txt).
+#pragma nv_exec_check_disable
+template <int Width, class Access, class Out, class V>
+CUACT_HOST_DEVICE void store_vector(const Access& access, Out* to, const V& value) {
+  if constexpr (sizeof(Out) == 1 && Width % 4 == 0) {
+    using words_t = vector_of<std::uint32_t, Width / 4>;
+    static_assert(sizeof(V) == sizeof(words_t), "cuact: a vector of Width bytes");
+    access.store(reinterpret_cast<words_t*>(to), cuda::std::bit_cast<words_t>(value));
+  } else {
+    access.store(reinterpret_cast<V*>(to), value);
+  }
 }
 
 /// Applies op to `Width` consecutive elements starting at `first`: loads and the op's vector
@@ -406,9 +435,8 @@ CUACT_HOST_DEVICE void compute_and_store(
   if constexpr (Width > 1 && takes_held_vector_v<Op>) {
     static_assert(sizeof...(In) == 1 && sizeof...(Out) == 1 && (held_as_words_v<In, Width> && ...),
                   "cuact: an op taking the held vector maps one 16-bit array to one array");
-    (access.store(
-         reinterpret_cast<held_vector_t<Out, Width>*>(cuda::std::get<O>(params.outputs) + first),
-         params.op.template apply_held<Width>(cuda::std::get<I>(loaded)...)),
+    (store_vector<Width>(access, cuda::std::get<O>(params.outputs) + first,
+                         params.op.template apply_held<Width>(cuda::std::get<I>(loaded)...)),
      ...);
     return;  // (what follows compiles for it all the same: its op(value) serves the scalars)
   }
@@ -434,8 +462,8 @@ CUACT_HOST_DEVICE void compute_and_store(
           convert_vector<Out>(values, std::integral_constant<std::size_t, O>{})),
      ...);
   }
-  (access.store(reinterpret_cast<vector_of<Out, Width>*>(cuda::std::get<O>(params.outputs) + first),
-                cuda::std::get<O>(results)),
+  (store_vector<Width>(access, cuda::std::get<O>(params.outputs) + first,
+                       cuda::std::get<O>(results)),
    ...);
 }
 
