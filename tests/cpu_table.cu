@@ -70,8 +70,7 @@ std::size_t differing_inputs(const Op& op, std::string& first) {
 
 }  // namespace
 
-TEST_CASE("table: the forward's table holds |x| in [2^-20, 2^12) and +-0, each input once",
-          "[cpu][table]") {
+TEST_CASE("table: the tables hold |x| in [2^-20, 2^12) and +-0, each input once", "[cpu][table]") {
   std::vector<int> seen(bf16_table_window::entries_of<std::uint16_t>, 0);
   std::size_t inside = 0, wrong = 0;
   for (unsigned b = 0; b < 65536; ++b) {
@@ -110,7 +109,7 @@ TEST_CASE("table: the forward's table holds |x| in [2^-20, 2^12) and +-0, each i
   CHECK(inside_window(0x8000u));  // -0
   CHECK(bf16_table_window::slot_with_zeros(0x0000u) == bf16_table_window::zero_slot);
   CHECK(bf16_table_window::slot_with_zeros(0x8000u) == bf16_table_window::zero_slot + 1);
-  CHECK(bf16_table_window::entries_of<float> == bf16_table_window::window_entries);
+  CHECK(bf16_table_window::entries_of<float> == bf16_table_window::window_entries + 4);
   CHECK(!inside_window(0x4580u));  // 4096
   CHECK(!inside_window(0x7f80u));  // inf
   CHECK(!inside_window(0xffc0u));  // -NaN
@@ -121,6 +120,41 @@ TEST_CASE("table: the forward's table holds |x| in [2^-20, 2^12) and +-0, each i
         bf16_table_window::per_sign);
   CHECK((bf16_table_window::key_with_zeros(0x3580u) | bf16_table_window::key_with_zeros(0x0001u)) >=
         bf16_table_window::per_sign);
+}
+
+TEST_CASE("table: the two-lane window test and slots agree with the per-lane ones",
+          "[cpu][table]") {
+  // every bf16 pattern as the low and as the high lane of a word, beside partners inside and
+  // outside the window (zeros, 2^-20, the largest inside, 4096, inf, NaN, a subnormal, itself)
+  const unsigned partners[] = {0x0000u, 0x8000u, 0x3580u, 0xc57fu, 0x4580u,
+                               0x7f80u, 0xffc0u, 0x0001u, 0x357fu};
+  std::size_t wrong = 0, inside = 0;
+  for (unsigned b = 0; b < 65536; ++b) {
+    const bool in_window = bf16_table_window::offset(b) < bf16_table_window::per_sign;
+    inside += in_window;
+    for (const unsigned partner : partners) {
+      for (const bool high : {false, true}) {
+        const std::uint32_t word = high ? partner | (b << 16) : b | (partner << 16);
+        const std::uint32_t biased = bf16_table_window::biased_pair(word);
+        const std::uint32_t misses = bf16_table_window::pair_misses(biased);
+        const std::uint32_t lane_misses =
+            misses & (high ? bf16_table_window::high_miss_bits : bf16_table_window::low_miss_bits);
+        const std::uint32_t partner_misses =
+            misses & (high ? bf16_table_window::low_miss_bits : bf16_table_window::high_miss_bits);
+        if ((lane_misses == 0) != in_window) ++wrong;
+        const bool partner_in = bf16_table_window::offset(partner) < bf16_table_window::per_sign;
+        if ((partner_misses == 0) != partner_in) ++wrong;
+        // slots: slot()'s inside the window, and in the table for any bits (so a lookup before
+        // the test reads the table)
+        const unsigned s = high ? bf16_table_window::high_slot(word, biased)
+                                : bf16_table_window::low_slot(word, biased);
+        if (s >= bf16_table_window::window_entries) ++wrong;
+        if (in_window && s != bf16_table_window::slot(b)) ++wrong;
+      }
+    }
+  }
+  CHECK(wrong == 0);
+  CHECK(inside == bf16_table_window::window_entries);
 }
 
 TEST_CASE("table: looked up equals computed for every bf16 input", "[cpu][table]") {

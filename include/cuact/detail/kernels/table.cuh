@@ -24,11 +24,11 @@
 ///
 /// The same window serves the bf16 -> fp8 quantize (bf16_table_quantize_op, launched by
 /// fused_dispatch.cuh): its table keeps the activation's float results (32 KiB), which the amax
-/// and the scaling need, and its lookups write the direct quantize's bytes and amax. Its lookups
-/// issue about 16 instructions per element against the direct gelu's 24, but its shared-memory
-/// loads conflict in banks (3.5 wavefronts per warp's load) and its table leaves room for 1536
-/// threads per SM: 0.92-0.95 x memcpy on the H200 (Nsight Compute and timings:
-/// bench/results/h200/quantize_table_s42.txt).
+/// and the scaling need, and its lookups write the direct quantize's bytes and amax. Its shared-
+/// memory loads conflict in banks (3.5 wavefronts per warp's load) and its table leaves room for
+/// 1536 threads per SM (Nsight Compute: bench/results/h200/quantize_table_s42.txt); with both
+/// lanes of a word tested and slotted at once (bf16_table_window::biased_pair) it runs at 0.96-0.97
+/// x memcpy on the H200 (quantize_pack_s43.txt).
 #pragma once
 
 #include <cuda/std/bit>
@@ -45,17 +45,12 @@ namespace cuact {
 namespace detail {
 
 /// Which bf16 inputs a table holds and where: per sign, 32 exponent rows of 128 mantissas from
-/// exponent field first_exponent, the positive half first (window_entries); the bf16 forward's
-/// table (2-byte entries) then +0 and -0, and padding to whole 16-byte words. Why the zeros there:
-/// they are common inputs (ReLU outputs, padding), and a lane computed instead costs its warp both
-/// paths: H200, plain user functors with 1% zeros, softplus 0.88 -> 0.97 x memcpy, tanh-GELU 0.94
-/// -> 0.97, the same 0.966-0.969 on data without zeros (bench/results/h200/
-/// table_zeros_ab_s42.txt). The quantize's float table leaves them out: with them (a select per
-/// lane in the window test and in the slot, and 32 bytes more of table) its lookups ran at
-/// 0.64-0.66 x memcpy whatever the data, against 0.85-0.95 without them in calls F, H and I
-/// (bench/results/h200/quantize_table_s42.txt, call J; not diagnosed: no device time was left),
-/// so its vectors with a zero go lane by lane (0.48-0.56 with 1% zeros, 0.59-0.62 with 10%,
-/// against 0.80-0.87 computed; call I).
+/// exponent field first_exponent, the positive half first (window_entries); then +0 and -0, and
+/// padding to whole 16-byte words. Why the zeros: they are common inputs (ReLU outputs, padding),
+/// and a lane computed instead costs its warp both paths. H200, bench/results/h200/: the forward's
+/// plain user functors with 1% zeros, softplus 0.88 -> 0.97 x memcpy, tanh-GELU 0.94 -> 0.97, the
+/// same 0.966-0.969 on data without zeros (table_zeros_ab_s42.txt); the quantize's gelu with 1%
+/// zeros 0.55 -> 0.88-0.92, with 10% 0.64 -> 0.84-0.89, 0.96-0.97 without (quantize_zeros_s43.txt).
 struct bf16_table_window {
   static constexpr unsigned first_exponent = 107;  ///< 2^-20
   static constexpr unsigned exponents = 32;        ///< up to 2^12, exclusive
@@ -63,12 +58,10 @@ struct bf16_table_window {
   static constexpr unsigned per_sign = exponents * mantissas;
   static constexpr unsigned window_entries = 2 * per_sign;
   static constexpr unsigned zero_slot = window_entries;  ///< +0's entry; -0's follows
-  /// Entries of a table of `Entry` values: the window for float results (the quantize's); the
-  /// window, the zeros and 6 of padding for bf16 results (the forward's).
+  /// Entries of a table of `Entry` values: the window, the zeros and padding to 16 bytes.
   template <class Entry>
-  static constexpr unsigned entries_of =
-      std::is_same_v<Entry, float> ? window_entries : window_entries + 8;
-  /// Bytes of a table of `Entry` values (bf16 results: 16 KiB and 16 bytes; float: 32 KiB).
+  static constexpr unsigned entries_of = window_entries + 16 / sizeof(Entry);
+  /// Bytes of a table of `Entry` values (bf16 results: 16 KiB and 16 bytes; float: 32 KiB and 16).
   template <class Entry>
   static constexpr std::size_t bytes_of = entries_of<Entry> * sizeof(Entry);
   static constexpr std::size_t bytes = bytes_of<std::uint16_t>;  ///< the bf16 forward's table
@@ -91,6 +84,32 @@ struct bf16_table_window {
   /// The entry of bits `b` (16 bits) in a table with the zeros (key_with_zeros(b) < per_sign).
   CUACT_HOST_DEVICE static unsigned slot_with_zeros(unsigned b) {
     return (b & 0x7fffu) == 0 ? zero_slot + (b >> 15) : slot(b);
+  }
+  /// Both lanes of a storage word (lane 2w low) at once: their magnitudes biased so that a lane
+  /// in the window reads 0x8000 + its offset in its half (no carry between the halves: 0x7fff
+  /// plus the bias stays below 0x10000): one mask and one add serve both lanes' tests and slots.
+  /// H200, the tabulated quantize of gelu (with fp8 stored as words, elementwise.cuh:
+  /// store_vector): 0.93-0.94 x memcpy lane by lane, 0.96-0.97 so (bench/results/h200/
+  /// quantize_pack_s43.txt).
+  static constexpr std::uint32_t pair_bias = (0x8000u - first_exponent * mantissas) * 0x10001u;
+  CUACT_HOST_DEVICE static std::uint32_t biased_pair(std::uint32_t word) {
+    return (word & 0x7fff7fffu) + pair_bias;
+  }
+  /// Of a biased pair: the bits under low_miss_bits (high_miss_bits) are zero exactly when the low
+  /// (high) lane is in the window, a half in [0x8000, 0x9000).
+  CUACT_HOST_DEVICE static std::uint32_t pair_misses(std::uint32_t biased) {
+    return biased ^ 0x80008000u;
+  }
+  static constexpr std::uint32_t low_miss_bits = 0x0000f000u;
+  static constexpr std::uint32_t high_miss_bits = 0xf0000000u;
+  /// slot() of the low lane of `word` where it is in the window, from its biased pair; an entry of
+  /// the window for any bits (so the lookup may come before the test).
+  CUACT_HOST_DEVICE static unsigned low_slot(std::uint32_t word, std::uint32_t biased) {
+    return (biased & 0x0fffu) | ((word >> 3) & per_sign);
+  }
+  /// slot() of the high lane of `word` where it is in the window; an entry of the window always.
+  CUACT_HOST_DEVICE static unsigned high_slot(std::uint32_t word, std::uint32_t biased) {
+    return ((biased & 0x0fff0000u) | ((word >> 3) & (per_sign << 16))) >> 16;
   }
   /// The bf16 bits whose entry is `s` (the slots' inverse; the padding entries hold +-0 again).
   CUACT_HOST_DEVICE static unsigned bits_of(unsigned s) {
@@ -183,14 +202,16 @@ struct bf16_table_op {
 };
 
 /// The quantize's op (fused.cuh: amax_op) on bf16 input through a table of the activation's float
-/// results: y = fn(x) looked up for inputs in the window (computed for others), the running
+/// results: y = fn(x) looked up for inputs in the table (computed for others), the running
 /// maximum of |y| kept at *amax, y * scale returned (and converted to Out, fp8, by the caller).
 /// The table keeps the float fn returns, not a rounded result: the amax and the scaled value need
 /// it (32 KiB: bf16_table_window::bytes_of<float>); so the quantize writes the direct path's bytes
-/// and amax. Called per held vector (takes_held_vector): the window is tested once per vector (the
-/// OR of the lanes' offsets), and a vector with every lane inside looks each up without a branch;
-/// the scalar head and tail, and vectors with a lane outside (a zero among them:
-/// bf16_table_window), go lane by lane.
+/// and amax. Called per held vector (takes_held_vector): every lane is looked up (its slot is an
+/// entry whatever its bits), then a lane outside the window takes its zero's entry or fn's value.
+/// One path for every vector: a branch-free path for vectors wholly inside, beside this one for
+/// the others, cost each warp with a vector of either kind both paths, with or without a warp vote
+/// between them (H200, gelu with 1% zeros: 0.55 and 0.85-0.88 x memcpy, against 0.88-0.92 so;
+/// without zeros 0.97 either way; bench/results/h200/quantize_zeros_s43.txt).
 template <class Fn, class Out>
 struct bf16_table_quantize_op {
   static constexpr bool takes_held_vector = true;
@@ -201,34 +222,28 @@ struct bf16_table_quantize_op {
 
   /// One element (the head and tail).
   CUACT_HOST_DEVICE float operator()(float x) const {
-    return scaled(lookup(cuda::std::bit_cast<std::uint32_t>(x) >> 16));
+    const std::uint32_t b = cuda::std::bit_cast<std::uint32_t>(x) >> 16;
+    return scaled(bf16_table_window::offset(b) < bf16_table_window::per_sign
+                      ? entry(bf16_table_window::slot(b))
+                      : outside(b));
   }
 
   /// A vector of Width bf16 lanes held as Width / 2 words (lane 2w low) -> Width Out values.
   template <int Width>
   CUACT_HOST_DEVICE vector_of<Out, Width> apply_held(
       const vector_of<std::uint32_t, Width / 2>& words) const {
-    unsigned outside = 0;  // below per_sign exactly when every lane's offset is
+    float values[Width];
     CUACT_UNROLL
     for (int w = 0; w < Width / 2; ++w) {
-      outside |= bf16_table_window::offset(words.elements[w]) |
-                 bf16_table_window::offset(words.elements[w] >> 16);
-    }
-    float values[Width];
-    if (outside < bf16_table_window::per_sign) {
-      CUACT_UNROLL
-      for (int w = 0; w < Width / 2; ++w) {
-        const std::uint32_t word = words.elements[w];
-        values[2 * w] = scaled(entry(bf16_table_window::slot(word & 0xffffu)));
-        values[2 * w + 1] = scaled(entry(bf16_table_window::slot(word >> 16)));
-      }
-    } else {
-      CUACT_UNROLL
-      for (int w = 0; w < Width / 2; ++w) {
-        const std::uint32_t word = words.elements[w];
-        values[2 * w] = scaled(lookup(word & 0xffffu));
-        values[2 * w + 1] = scaled(lookup(word >> 16));
-      }
+      const std::uint32_t word = words.elements[w];
+      const std::uint32_t biased = bf16_table_window::biased_pair(word);
+      const std::uint32_t misses = bf16_table_window::pair_misses(biased);
+      float low = entry(bf16_table_window::low_slot(word, biased));
+      if ((misses & bf16_table_window::low_miss_bits) != 0) low = outside(word & 0xffffu);
+      float high = entry(bf16_table_window::high_slot(word, biased));
+      if ((misses & bf16_table_window::high_miss_bits) != 0) high = outside(word >> 16);
+      values[2 * w] = scaled(low);
+      values[2 * w + 1] = scaled(high);
     }
     return convert_vector<Out>(values);
   }
@@ -237,11 +252,9 @@ struct bf16_table_quantize_op {
   /// y * scale, with |y| into the running maximum (amax_op's step: scale_folding_amax).
   CUACT_HOST_DEVICE float scaled(float y) const { return scale_folding_amax(y, scale, amax); }
 #pragma nv_exec_check_disable
-  /// fn(x) for bf16 bits `b`: the entry where the table has one, fn itself elsewhere.
-  CUACT_HOST_DEVICE float lookup(std::uint32_t b) const {
-    if (bf16_table_window::offset(b) < bf16_table_window::per_sign) {
-      return entry(bf16_table_window::slot(b));
-    }
+  /// fn(x) for bf16 bits `b` outside the window: a zero's entry, or fn itself.
+  CUACT_HOST_DEVICE float outside(std::uint32_t b) const {
+    if ((b & 0x7fffu) == 0) return entry(bf16_table_window::zero_slot + (b >> 15));
     return fn(cuda::std::bit_cast<float>(b << 16));
   }
   CUACT_HOST_DEVICE float entry(unsigned s) const { return table_entry(entries, s); }
