@@ -923,6 +923,36 @@ TEST_CASE("fused: the tabulated quantize gives the direct bytes and amax for eve
   STATIC_REQUIRE(elementwise_width<8>(type_list<__nv_fp8_e4m3>{}, type_list<__half>{}) == 8);
 }
 
+TEST_CASE("fused: the direct quantize's shape from the model's", "[cpu][fused][launch]") {
+  using cuact::detail::launch_shape;
+  using cuact::detail::quantize_launch_shape;
+  using cuact::detail::quantize_min_blocks;
+  // a light op in 128-thread blocks (the H200's relu fp32 -> e4m3): 256-thread blocks, the same
+  // threads in all, then a quarter of the blocks in four times the passes
+  const launch_shape light = quantize_launch_shape({786432, 128, 2, 1, false});
+  CHECK(light.threads_per_block == 256);
+  CHECK(light.blocks == 786432 / 2 / 4);
+  CHECK(light.vectors_per_thread == 2);
+  CHECK(light.passes == 4);
+  // a heavy one keeps its blocks (only the passes change)
+  const launch_shape heavy = quantize_launch_shape({393216, 128, 2, 2, true});
+  CHECK(heavy.threads_per_block == 128);
+  CHECK(heavy.blocks == 393216 / 4);
+  CHECK(heavy.passes == 8);
+  // wide blocks and short grids stay as the model has them
+  const launch_shape wide = quantize_launch_shape({24576, 1024, 1, 4, false});
+  CHECK(wide.threads_per_block == 1024);
+  CHECK(wide.blocks == 24576);
+  CHECK(wide.passes == 4);
+  const launch_shape short_grid =
+      quantize_launch_shape({4 * quantize_min_blocks - 1, 256, 1, 1, true});
+  CHECK(short_grid.blocks == 4 * quantize_min_blocks - 1);
+  CHECK(short_grid.passes == 1);
+  // a small light grid: at least one block
+  CHECK(quantize_launch_shape({1, 64, 1, 1, false}).blocks == 1);
+  CHECK(quantize_launch_shape({3, 96, 1, 1, false}).threads_per_block == 256);
+}
+
 // ---- launch grid and argument checks (no GPU needed: they reject before any CUDA call) ---------
 
 TEST_CASE("fused: rows grid", "[cpu][fused]") {

@@ -33,6 +33,34 @@ inline std::size_t checked_elements(std::size_t rows, std::size_t cols, std::siz
 /// current GPU (132 SMs x 16 blocks of 128 threads is 2112).
 inline constexpr unsigned quantize_min_blocks = 8192;
 
+/// Threads per block a direct quantize of a light op takes at least (quantize_launch_shape).
+inline constexpr unsigned quantize_light_min_threads = 256;
+
+/// The direct quantize's shape from the model's (`model`, its amax counted as a third array).
+/// Each block ends in a reduction (two rounds of warp shuffles, a barrier) and an atomicMax on
+/// the one amax, so:
+/// - a light op's blocks hold at least quantize_light_min_threads threads: the model's 128-thread
+///   blocks for light fp32 ops made twice the blocks. H200, fp32 -> e4m3, x memcpy: relu and
+///   leaky_relu 0.91 in 128-thread blocks, 1.01 in 256; heavy ops in 128-thread blocks of eight
+///   passes lost up to 1.5% in 256 (gelu from fp16 0.89-0.94 -> 0.88-0.92) and keep theirs
+///   (bench/results/h200/quantize_rules_s43.txt; the H100 was not measured);
+/// - above 4 x quantize_min_blocks blocks, a quarter of the blocks make four times the passes, so
+///   that cost is spread over four times the elements (the grid-stride loop is correct for any
+///   grid).
+inline launch_shape quantize_launch_shape(launch_shape model) {
+  if (!model.heavy && model.threads_per_block < quantize_light_min_threads) {
+    const unsigned factor =
+        (quantize_light_min_threads + model.threads_per_block - 1) / model.threads_per_block;
+    model.threads_per_block = quantize_light_min_threads;
+    model.blocks = (model.blocks + factor - 1) / factor;
+  }
+  if (model.blocks >= 4 * quantize_min_blocks) {
+    model.blocks = (model.blocks + 3) / 4;
+    model.passes *= 4;
+  }
+  return model;
+}
+
 /// Passes of a tabulated quantize (bf16 to fp8 through a float table: kernels/table.cuh,
 /// bf16_table_quantize_op): one 16-element vector per thread, blocks of
 /// tabulated_quantize_threads_per_block, on every device. Each block copies a 32 KiB table into
@@ -131,13 +159,7 @@ cudaError_t run_quantize(Op op, U* out, std::size_t n, const T* in, float* amax,
         status != cudaSuccess) {
       return status;
     }
-    // Each block ends in a reduction (two rounds of warp shuffles, a barrier, an atomic): above
-    // quantize_min_blocks, a quarter of the blocks make four times the passes, so that cost is
-    // spread over four times the elements (the grid-stride loop is correct for any grid).
-    if (shape.blocks >= 4 * quantize_min_blocks) {
-      shape.blocks = (shape.blocks + 3) / 4;
-      shape.passes *= 4;
-    }
+    shape = quantize_launch_shape(shape);
   }
   elementwise.vectors_per_thread = shape.vectors_per_thread;
   if (reset) {
