@@ -6,9 +6,9 @@
 //   cuact_bench_fused [--rows R] [--cols C] [--reps N] [--quick]
 //
 // Bytes are what each operation reads plus what it writes (bias and dbias included, the bias
-// backward's partial sums too). Inputs are random normal (never zero), made on the device. Each
-// row is the median of --reps timed runs (CUDA events, the GPU kept busy while each run is
-// enqueued: GPU time), after two warm-up runs.
+// backward's partial sums too). Inputs are random normal (never zero; one row adds 1% zeros, and
+// says so), made on the device. Each row is the median of --reps timed runs (CUDA events, the GPU
+// kept busy while each run is enqueued: GPU time), after two warm-up runs.
 #include <cuact/cuact.cuh>
 
 #include "busy_start.cuh"
@@ -62,6 +62,16 @@ template <class T>
 void fill(T* p, std::size_t n, std::uint64_t seed) {
   fill_normal<<<4096, 256>>>(p, n, seed);
   BENCH_CHECK(cudaGetLastError());
+}
+
+/// Every `every`-th element from the 8th on set to +0 or -0 (alternately): inputs with exact
+/// zeros, which the tabulated bf16 paths look up from entries of their own.
+template <class T>
+__global__ void sprinkle_zeros(T* p, std::size_t n, std::size_t every) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    if (i % every == 7) p[i] = cuact::detail::from_compute<T>((i / every) % 2 ? -0.0f : 0.0f);
+  }
 }
 
 /// out = a * b (the unfused GLU's second pass).
@@ -267,6 +277,8 @@ void run_casts(const options& o, const buffers& b) {
   BENCH_CHECK(cudaMemcpy(amax + 1, &four, sizeof(float), cudaMemcpyHostToDevice));
   row("gelu quantize, device scale", "fp32->e4m3", 5.0 * n + 12,
       [&] { BENCH_CHECK(cuact::forward_quantize(cuact::gelu{}, x, e4, n, device_scale, amax)); });
+  row("relu quantize, device scale", "fp32->e4m3", 5.0 * n + 12,
+      [&] { BENCH_CHECK(cuact::forward_quantize(cuact::relu{}, x, e4, n, device_scale, amax)); });
   // bf16 inputs behind the fp8 outputs in small[0] (4n bytes): memcpy_ms writes big[1] after each
   // row, which held them until session 42 (the bf16 rows after the first then read fp32 bytes as
   // bf16 pairs: mostly NaN, infinities and magnitudes outside any activation's range)
@@ -285,6 +297,14 @@ void run_casts(const options& o, const buffers& b) {
     BENCH_CHECK((run_quantize<cuact::auto_width, true>(
         amax_op<cuact::gelu, __nv_fp8_e4m3>{{}, {}, 1.0f, nullptr}, e4, n, x16, amax, device_scale,
         true, nullptr, cost_hint::compute_bound)));
+  });
+  // the same input with 1% of it +-0 (behind the amax and the scale in small[1])
+  auto* x16_zeros = reinterpret_cast<__nv_bfloat16*>(b.small[1] + 256);
+  BENCH_CHECK(cudaMemcpy(x16_zeros, x16, 2 * n, cudaMemcpyDeviceToDevice));
+  sprinkle_zeros<<<4096, 256>>>(x16_zeros, n, 100);
+  BENCH_CHECK(cudaGetLastError());
+  row("gelu quantize, 1% zeros", "bf16->e4m3", 3.0 * n + 12, [&] {
+    BENCH_CHECK(cuact::forward_quantize(cuact::gelu{}, x16_zeros, e4, n, device_scale, amax));
   });
   row("gelu_tanh quantize, device scale", "bf16->e4m3", 3.0 * n + 12, [&] {
     BENCH_CHECK(cuact::forward_quantize(cuact::gelu_tanh{}, x16, e4, n, device_scale, amax));
