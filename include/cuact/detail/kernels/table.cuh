@@ -50,7 +50,7 @@ namespace detail {
 /// and a lane computed instead costs its warp both paths. H200, bench/results/h200/: the forward's
 /// plain user functors with 1% zeros, softplus 0.88 -> 0.97 x memcpy, tanh-GELU 0.94 -> 0.97, the
 /// same 0.966-0.969 on data without zeros (table_zeros_ab_s42.txt); the quantize's gelu with 1%
-/// zeros 0.55 -> 0.88-0.92, with 10% 0.64 -> 0.84-0.89, 0.96-0.97 without (quantize_zeros_s43.txt).
+/// zeros 0.55 -> 0.88-0.95, with 10% 0.64 -> 0.80-0.89, 0.96-0.97 without (quantize_zeros_s43.txt).
 struct bf16_table_window {
   static constexpr unsigned first_exponent = 107;  ///< 2^-20
   static constexpr unsigned exponents = 32;        ///< up to 2^12, exclusive
@@ -210,8 +210,8 @@ struct bf16_table_op {
 /// entry whatever its bits), then a lane outside the window takes its zero's entry or fn's value.
 /// One path for every vector: a branch-free path for vectors wholly inside, beside this one for
 /// the others, cost each warp with a vector of either kind both paths, with or without a warp vote
-/// between them (H200, gelu with 1% zeros: 0.55 and 0.85-0.88 x memcpy, against 0.88-0.92 so;
-/// without zeros 0.97 either way; bench/results/h200/quantize_zeros_s43.txt).
+/// between them (H200, gelu with 1% zeros: 0.55 and 0.85-0.88 x memcpy, against 0.88-0.95 so;
+/// without zeros 0.96-0.97 either way; bench/results/h200/quantize_zeros_s43.txt).
 template <class Fn, class Out>
 struct bf16_table_quantize_op {
   static constexpr bool takes_held_vector = true;
