@@ -881,8 +881,8 @@ TEST_CASE("fused: the tabulated quantize gives the direct bytes and amax for eve
           "[cpu][fused][table]") {
   std::string first;
   std::size_t inside = 0;
-  // every 16-lane vector of the sweep with all lanes in the window is looked up without a
-  // branch (the fast path); the others lane by lane
+  // the sweep holds vectors wholly in the window and vectors with lanes outside it (+-0 among
+  // them), whose lanes are looked up and then replaced
   CHECK(tabulated_quantize_differences<__nv_fp8_e4m3>(cuact::gelu{}, first, inside) == 0);
   CHECK(inside > 100);
   CHECK(tabulated_quantize_differences<__nv_fp8_e5m2>(cuact::gelu{}, first, inside) == 0);

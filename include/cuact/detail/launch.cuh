@@ -462,12 +462,11 @@ inline constexpr bool tabulates(cost_hint hint, std::size_t n) {
 /// Whether a bf16 -> fp8 quantize over n elements whose activation has this forward hint is
 /// tabulated (kernels/table.cuh: bf16_table_quantize_op): a compute-bound activation or a functor
 /// without a hint, over at least tabulated_min_elements elements. The table's quantize runs at
-/// 0.92-0.95 x memcpy whatever the activation (H200; its shared-memory lookups conflict in banks,
-/// 3.5 wavefronts per warp's load, and its 32 KiB table leaves room for 1536 threads per SM):
-/// ahead of the direct gelu (0.82-0.88), tanh-GELU (0.84-0.91) and a plain user softplus
-/// (0.37-0.41), behind the direct silu and sigmoid (0.98-1.01), which declare themselves heavy
-/// and stay direct (bench/results/h200/quantize_table_s42.txt, fused_s42.txt). At 2^27 elements
-/// gelu ties (0.77-0.82 either way) and the softplus doubles.
+/// 0.97 x memcpy whatever the activation (H200, session 43: bench/results/h200/fused_s43.txt):
+/// ahead of the direct gelu (0.94), tanh-GELU and a plain user softplus (0.43); the direct silu
+/// and sigmoid (1.00 in session 42, 0.98-1.01 against the table's 0.92 then) declare themselves
+/// heavy and stay direct (quantize_table_s42.txt, fused_s42.txt). At 2^27 elements gelu tied
+/// (0.77-0.82 either way) and the softplus doubled (session 42).
 inline constexpr bool tabulates_quantize(cost_hint hint, std::size_t n) {
   return (hint == cost_hint::compute_bound || hint == cost_hint::estimate) &&
          n >= tabulated_min_elements;
