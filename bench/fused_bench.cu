@@ -290,13 +290,16 @@ void run_casts(const options& o, const buffers& b) {
       [&] { BENCH_CHECK(cuact::forward_quantize(cuact::silu{}, x16, e4, n, device_scale, amax)); });
   row("gelu quantize, device scale", "bf16->e4m3", 3.0 * n + 12,
       [&] { BENCH_CHECK(cuact::forward_quantize(cuact::gelu{}, x16, e4, n, device_scale, amax)); });
-  // from tabulated_min_elements, compute-bound and unhinted activations are tabulated (the rows
-  // above and below); the direct path beside them
-  row("gelu quantize, direct (no table)", "bf16->e4m3", 3.0 * n + 12, [&] {
+  // from tabulated_min_elements, unhinted functors are tabulated (plain softplus below); gelu
+  // quantizes directly, faster than through the table since session 44 (launch.cuh: tabulates):
+  // the table beside it
+  row("gelu quantize, tabulated (not taken)", "bf16->e4m3", 3.0 * n + 12, [&] {
     using namespace cuact::detail;
-    BENCH_CHECK((run_quantize<cuact::auto_width, true>(
-        amax_op<cuact::gelu, __nv_fp8_e4m3>{{}, {}, 1.0f, nullptr}, e4, n, x16, amax, device_scale,
-        true, nullptr, cost_hint::compute_bound)));
+    using table_op =
+        bf16_table_quantize_op<cuact::forward_op<cuact::gelu, __nv_fp8_e4m3>, __nv_fp8_e4m3>;
+    BENCH_CHECK((run_quantize<cuact::auto_width, true>(table_op{{{}, {}}, nullptr, 1.0f, nullptr},
+                                                       e4, n, x16, amax, device_scale, true,
+                                                       nullptr, cost_hint::heavy)));
   });
   // the same input with 1% of it +-0 (behind the amax and the scale in small[1])
   auto* x16_zeros = reinterpret_cast<__nv_bfloat16*>(b.small[1] + 256);
@@ -311,6 +314,9 @@ void run_casts(const options& o, const buffers& b) {
   });
   row("plain softplus quantize, device scale", "bf16->e4m3", 3.0 * n + 12, [&] {
     BENCH_CHECK(cuact::forward_quantize(plain_softplus{}, x16, e4, n, device_scale, amax));
+  });
+  row("plain softplus quantize, 1% zeros", "bf16->e4m3", 3.0 * n + 12, [&] {
+    BENCH_CHECK(cuact::forward_quantize(plain_softplus{}, x16_zeros, e4, n, device_scale, amax));
   });
   row("relu cast", "bf16->e4m3", 3.0 * n,
       [&] { BENCH_CHECK(cuact::forward_cast(cuact::relu{}, x16, e4, n)); });

@@ -206,6 +206,20 @@ TEST_CASE("fused: cast and quantize ops against float64", "[cpu][fused]") {
       const double want = std::fmin(r5, 57344.0);
       bad += std::fabs(to_double(e5) - want) > 0.5 * ulp_of<__nv_fp8_e5m2>(want) + 1e-12;
     }
+    // silu and sigmoid cast to fp8: within one fp8 ulp of the saturated reference, NaN for NaN
+    const auto cast_within_ulp = [&](auto fp8_zero, auto act) {
+      using fp8 = decltype(fp8_zero);
+      const double max = std::is_same_v<fp8, __nv_fp8_e4m3> ? 448.0 : 57344.0;
+      const fp8 got = from_compute<fp8>(cuact::forward_op<decltype(act), fp8>{{}, act}(x[i]));
+      const double want_exact = act(static_cast<double>(x[i]));
+      if (std::isnan(want_exact)) return !is_nan(got);
+      const double want = std::fmax(-max, std::fmin(max, want_exact));
+      return std::fabs(to_double(got) - want) > ulp_of<fp8>(want);
+    };
+    bad += cast_within_ulp(__nv_fp8_e4m3{}, cuact::silu{});
+    bad += cast_within_ulp(__nv_fp8_e5m2{}, cuact::silu{});
+    bad += cast_within_ulp(__nv_fp8_e4m3{}, cuact::sigmoid{});
+    bad += cast_within_ulp(__nv_fp8_e5m2{}, cuact::sigmoid{});
   }
   CHECK(bad == 0);
 }
@@ -806,18 +820,21 @@ void check_quantize_body() {
 
 TEST_CASE("fused: quantize body under simulated grids", "[cpu][fused]") {
   using cuact::detail::auto_width_tag;
-  using cuact::detail::quantize_width;
-  // the widths forward_quantize takes: fp32 in 16-byte loads; bf16 (not compute-bound) in
-  // 16-element vectors, so each fp8 store is 16 bytes; a compute-bound bf16 forward keeps 8
-  STATIC_REQUIRE(quantize_width<auto_width_tag, __nv_fp8_e4m3, float, true>() == 4);
-  STATIC_REQUIRE(quantize_width<auto_width_tag, __nv_fp8_e4m3, __nv_bfloat16, false>() == 16);
-  STATIC_REQUIRE(quantize_width<auto_width_tag, __nv_fp8_e5m2, __half, false>() == 16);
-  STATIC_REQUIRE(quantize_width<auto_width_tag, __nv_fp8_e4m3, __nv_bfloat16, true>() == 8);
-  STATIC_REQUIRE(quantize_width<auto_width_tag, __nv_fp8_e4m3, double, false>() == 2);
-  STATIC_REQUIRE(quantize_width<4, __nv_fp8_e4m3, __nv_bfloat16, false>() == 4);
+  using cuact::detail::type_list;
+  constexpr auto width = [](auto out, auto in) {
+    return cuact::detail::elementwise_width<auto_width_tag>(type_list<decltype(out)>{},
+                                                            type_list<decltype(in)>{});
+  };
+  // the widths forward_quantize takes (run_quantize: elementwise_width's): fp32 in 16-byte loads;
+  // 16-bit data in 16-element vectors, so each fp8 store is 16 bytes (compute-bound gelu too)
+  STATIC_REQUIRE(width(__nv_fp8_e4m3{}, float{}) == 4);
+  STATIC_REQUIRE(width(__nv_fp8_e4m3{}, __nv_bfloat16{}) == 16);
+  STATIC_REQUIRE(width(__nv_fp8_e5m2{}, __half{}) == 16);
+  STATIC_REQUIRE(width(__nv_fp8_e4m3{}, double{}) == 2);
   check_quantize_body<float, cuact::gelu, 4>();
   check_quantize_body<__nv_bfloat16, cuact::silu, 16>();
-  check_quantize_body<__nv_bfloat16, cuact::gelu, 8>();
+  check_quantize_body<__nv_bfloat16, cuact::gelu, 16>();
+  check_quantize_body<__nv_bfloat16, cuact::gelu, 8>();  // a caller's explicit width
   // the tabulated quantize (bf16 through a float table) as forward_quantize launches it, and in
   // 8-element vectors (a caller's explicit width)
   check_quantize_body<__nv_bfloat16, cuact::gelu, 16, true>();
@@ -892,16 +909,16 @@ TEST_CASE("fused: the tabulated quantize gives the direct bytes and amax for eve
   CHECK(tabulated_quantize_differences<__nv_fp8_e5m2>(cuact::leaky_relu{0.25}, first, inside) == 0);
   CAPTURE(first);
   CHECK(first.empty());
-  // which calls take the table: bf16 -> fp8 of a compute-bound or unhinted activation, from
-  // tabulated_min_elements
+  // which calls take the table: bf16 -> fp8 of an unhinted functor, from tabulated_min_elements
+  // (compute-bound gelu and gelu_tanh quantize directly, in 16-element vectors)
   using cuact::detail::cost_hint;
-  using cuact::detail::tabulates_quantize;
+  using cuact::detail::tabulates;
   const std::size_t at = cuact::detail::tabulated_min_elements;
-  STATIC_REQUIRE(tabulates_quantize(cost_hint::compute_bound, at));
-  STATIC_REQUIRE(tabulates_quantize(cost_hint::estimate, at));
-  STATIC_REQUIRE_FALSE(tabulates_quantize(cost_hint::heavy, at));
-  STATIC_REQUIRE_FALSE(tabulates_quantize(cost_hint::light, at));
-  STATIC_REQUIRE_FALSE(tabulates_quantize(cost_hint::compute_bound, at - 1));
+  STATIC_REQUIRE(tabulates(cost_hint::estimate, at));
+  STATIC_REQUIRE_FALSE(tabulates(cost_hint::compute_bound, at));
+  STATIC_REQUIRE_FALSE(tabulates(cost_hint::heavy, at));
+  STATIC_REQUIRE_FALSE(tabulates(cost_hint::light, at));
+  STATIC_REQUIRE_FALSE(tabulates(cost_hint::estimate, at - 1));
   // its shape: 512-thread blocks, one vector per thread, 32 passes
   const auto shape = cuact::detail::tabulated_quantize_launch_shape(std::size_t(1) << 26, 5);
   CHECK(shape.threads_per_block == 512);

@@ -436,18 +436,30 @@ TEST_CASE("gpu fused: cast, fp8 quantize with amax, and compose", "[gpu][fused]"
 }
 
 /// forward_quantize's direct path for bf16 input at any size (the library tabulates bf16 -> fp8 of
-/// compute-bound and unhinted activations from tabulated_min_elements).
+/// unhinted functors from tabulated_min_elements).
 template <class A, class U>
 cudaError_t quantize_direct(A act, const __nv_bfloat16* in, U* out, std::size_t n,
                             const float* scale, float* amax) {
   using namespace cuact::detail;
-  return run_quantize<cuact::auto_width, forward_cost<A> == cost_hint::compute_bound>(
-      amax_op<A, U>{{}, act, 1.0f, nullptr}, out, n, in, amax, scale, true, nullptr,
-      declared_cost<A>);
+  return run_quantize<cuact::auto_width>(amax_op<A, U>{{}, act, 1.0f, nullptr}, out, n, in, amax,
+                                         scale, true, nullptr, declared_cost<A>);
 }
 
-/// The tabulated quantize (kernels/table.cuh: bf16_table_quantize_op) against the direct path on
-/// the device: the same bytes and amax, the scale by value and in device memory, over every bf16
+/// The tabulated quantize of any activation (forward_quantize takes it for unhinted functors
+/// only), the scale by value or in device memory.
+template <class A, class U>
+cudaError_t quantize_tabulated(A act, const __nv_bfloat16* in, U* out, std::size_t n, float scale,
+                               const float* scale_in_memory, float* amax) {
+  using namespace cuact::detail;
+  using table_op = bf16_table_quantize_op<cuact::forward_op<A, U>, U>;
+  return run_quantize<cuact::auto_width, true>(table_op{{{}, act}, nullptr, scale, nullptr}, out, n,
+                                               in, amax, scale_in_memory, true, nullptr,
+                                               declared_cost<A>);
+}
+
+/// The tabulated quantize (kernels/table.cuh: bf16_table_quantize_op; forward_quantize's own call
+/// where it takes the table, an unhinted functor's) against the direct path on the device: the
+/// same bytes and amax, the scale by value and in device memory, over every bf16
 /// pattern (NaN, +-inf, +-0, subnormals, the window's edges) followed by hashed values, from a
 /// base one element off the vectors (a scalar head and tail).
 template <class U, class A>
@@ -455,7 +467,6 @@ void check_tabulated_quantize(const char* name, A act) {
   CAPTURE(name);
   using cuact::detail::forward_cost;
   const std::size_t n = cuact::detail::tabulated_min_elements + 37;
-  STATIC_REQUIRE(cuact::detail::tabulates_quantize(forward_cost<A>, n));
   std::vector<__nv_bfloat16> x(n);
   for (std::size_t i = 0; i < n; ++i) {
     __nv_bfloat16_raw raw;
@@ -474,9 +485,15 @@ void check_tabulated_quantize(const char* name, A act) {
   device_array<__nv_bfloat16> dx(x, 1);
   device_array<U> table(n, 1), table_by_value(n, 1), direct(n, 1);
   device_array<float> scale(std::vector<float>{8.0f}, 0), amax(3);
-  CUDA_REQUIRE(cuact::forward_quantize(act, dx.get(), table.get(), n, scale.get(), amax.get()));
-  CUDA_REQUIRE(
-      cuact::forward_quantize(act, dx.get(), table_by_value.get(), n, 8.0f, amax.get() + 1));
+  if (cuact::detail::tabulates(forward_cost<A>, n)) {  // the library's own path
+    CUDA_REQUIRE(cuact::forward_quantize(act, dx.get(), table.get(), n, scale.get(), amax.get()));
+    CUDA_REQUIRE(
+        cuact::forward_quantize(act, dx.get(), table_by_value.get(), n, 8.0f, amax.get() + 1));
+  } else {
+    CUDA_REQUIRE(quantize_tabulated(act, dx.get(), table.get(), n, 1.0f, scale.get(), amax.get()));
+    CUDA_REQUIRE(
+        quantize_tabulated(act, dx.get(), table_by_value.get(), n, 8.0f, nullptr, amax.get() + 1));
+  }
   CUDA_REQUIRE(quantize_direct(act, dx.get(), direct.get(), n, scale.get(), amax.get() + 2));
   CUDA_REQUIRE(cudaDeviceSynchronize());
   const auto q_table = table.download(), q_by_value = table_by_value.download(),

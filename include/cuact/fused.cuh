@@ -535,20 +535,18 @@ cudaError_t quantize(Activation act, const T* in, U* out, std::size_t n, float s
   check_activation<Activation, compute_t<T>>();
   const bool reset = update == amax_update::reset;
   if constexpr (std::is_same_v<T, __nv_bfloat16> && sizeof(U) == 1) {
-    // bf16 -> fp8 through a table of the activation's float results (kernels/table.cuh:
-    // bf16_table_quantize_op), where the direct path is short of issue slots: launch.cuh,
-    // tabulates_quantize
-    if (tabulates_quantize(forward_cost<Activation>, n)) {
+    // bf16 -> fp8 of a functor without a hint through a table of its float results
+    // (kernels/table.cuh: bf16_table_quantize_op): launch.cuh, tabulates
+    if (tabulates(forward_cost<Activation>, n)) {
       using table_op = bf16_table_quantize_op<forward_op<Activation, U>, U>;
-      const cudaError_t status = run_quantize<VecWidth, false, true>(
+      const cudaError_t status = run_quantize<VecWidth, true>(
           table_op{{{}, act}, nullptr, scale, nullptr}, out, n, in, amax, scale_in_memory, reset,
           stream, declared_cost<Activation>);
       if (status != cudaErrorNotSupported) return status;
     }
   }
-  return run_quantize<VecWidth, forward_cost<Activation> == cost_hint::compute_bound>(
-      amax_op<Activation, U>{{}, act, scale, nullptr}, out, n, in, amax, scale_in_memory, reset,
-      stream, declared_cost<Activation>);
+  return run_quantize<VecWidth>(amax_op<Activation, U>{{}, act, scale, nullptr}, out, n, in, amax,
+                                scale_in_memory, reset, stream, declared_cost<Activation>);
 }
 }  // namespace detail
 

@@ -56,7 +56,7 @@ constexpr int resolve_width() {
 /// where 16 elements make each store one 16-byte access (and each load two). H200, bf16 -> e4m3
 /// cast, x memcpy, 8 elements -> 16: relu 0.93-0.95 -> 1.02-1.04, silu 0.92-0.98 -> 0.96-1.05,
 /// gelu 0.74-0.91 -> 0.80-0.97 (bench/results/h200/quantize_table_s42.txt, two calls of three
-/// rounds); the quantize's measurements: fused_dispatch.cuh, quantize_width.
+/// rounds); the quantize takes it too (fused_dispatch.cuh: run_quantize).
 template <int VecWidth, class... Out, class... In>
 constexpr int elementwise_width(type_list<Out...>, type_list<In...>) {
   if constexpr (VecWidth == auto_width_tag && sizeof...(Out) == 1 && sizeof...(In) == 1 &&

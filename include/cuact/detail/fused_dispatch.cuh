@@ -79,23 +79,6 @@ inline launch_shape tabulated_quantize_launch_shape(std::size_t vectors, std::si
                             tabulated_quantize_passes);
 }
 
-/// The quantize's vector width: elementwise_width's (16 elements from a 2-byte input to a 1-byte
-/// output), except where the forward is compute-bound: resolve_width's (16 bytes of the wider
-/// type). bf16 to e4m3 with the amax, H200: 8-byte stores held relu at 0.77-0.89 x memcpy and silu
-/// at 0.934; 16 elements ran at 1.019 and 0.993-0.999 (bench/results/h200/
-/// quantize_shapes_s41.txt and the prototype beside it). gelu, declared compute-bound, ran at
-/// 0.85 with 8 and 0.83 with 16: its speed is its instructions' (23.9 issued per element against
-/// the copy's 23.5 at 3 bytes per element, bench/results/h200/ncu_quantize_s41.csv); from
-/// tabulated_min_elements it is tabulated instead (launch.cuh: tabulates_quantize), in 16.
-template <int VecWidth, class U, class T, bool ComputeBound>
-constexpr int quantize_width() {
-  if constexpr (ComputeBound) {
-    return resolve_width<VecWidth, max_size_of<U, T>()>();
-  } else {
-    return elementwise_width<VecWidth>(type_list<U>{}, type_list<T>{});
-  }
-}
-
 /// Launches the tabulated quantize of `params` (its op a bf16_table_quantize_op) with its table at
 /// `entries`: the fill kernel writes the table, then tabulated_quantize_kernel, started while the
 /// fill runs (its first loads in flight; it waits for the fill before it reads the table:
@@ -119,12 +102,21 @@ cudaError_t launch_tabulated_quantize(quantize_params<Params> params, float* ent
 /// bf16_table_quantize_op (kernels/table.cuh) whose table this call fills in a buffer of its own
 /// (get_table_buffer) and the tabulated kernel reads; returns cudaErrorNotSupported, nothing
 /// launched or recorded, where there is no buffer (the caller computes directly).
-template <int VecWidth, bool ComputeBound, bool Tabulated = false, class Op, class U, class T>
+///
+/// Its vector width is elementwise_width's: 16 elements from a 2-byte input to a 1-byte output,
+/// every word of the 16-byte store two fp8 pairs (elementwise.cuh: convert_vector). H200, bf16 ->
+/// e4m3 with the amax, x memcpy: 8-element vectors (8-byte stores) held relu at 0.77-0.89 and
+/// silu at 0.934 against 1.019 and 0.993-0.999 in 16 (bench/results/h200/quantize_shapes_s41.txt);
+/// compute-bound gelu kept 8 until session 44 (0.85 against 0.83 in 16, before fp8 pairs were
+/// stored as words), then ran at 0.952-0.960 in 8 and 1.003-1.008 in 16 from bf16 and fp16, with
+/// 1% or 10% zeros too, and gelu_tanh at 0.993-0.997 and 0.999-1.000
+/// (bench/results/h200/quantize_width_s44.txt).
+template <int VecWidth, bool Tabulated = false, class Op, class U, class T>
 cudaError_t run_quantize(Op op, U* out, std::size_t n, const T* in, float* amax, const float* scale,
                          bool reset, cudaStream_t stream, cost_hint hint) {
   check_output_type<U>();
   check_input_type<T>();
-  constexpr int width = quantize_width<VecWidth, U, T, ComputeBound>();
+  constexpr int width = elementwise_width<VecWidth>(type_list<U>{}, type_list<T>{});
   if (n == 0) return cudaSuccess;
   const array_arg scalars[2] = {{amax, sizeof(float), alignof(float), array_role::output},
                                 {scale, sizeof(float), alignof(float), array_role::input}};

@@ -63,9 +63,9 @@
 ///   tabulated_launch_shape). Built-in activations, which declare a hint, keep their direct path:
 ///   at the copy ceiling already, and ahead of the table below 2^28 elements.
 /// - **Tabulated bf16 -> fp8 quantizes** (kernels/table.cuh: bf16_table_quantize_op). From the
-///   same size, a compute-bound activation or a functor without a hint quantizing bf16 to fp8
-///   looks its float result up in a 32 KiB table (tabulates_quantize): one fixed shape on every
-///   device, 512-thread blocks in 32 passes (fused_dispatch.cuh: tabulated_quantize_passes).
+///   same size, a functor without a hint quantizing bf16 to fp8 looks its float result up in a
+///   32 KiB table (tabulates): one fixed shape on every device, 512-thread blocks in 32 passes
+///   (fused_dispatch.cuh: tabulated_quantize_passes).
 /// - Everything read from the device is cached per device (and per kernel instantiation for
 ///   occupancy) in atomics: concurrent calls from many host threads on many devices take no lock
 ///   (but for a tabulated forward's table buffer: dispatch.cuh, get_table_buffer).
@@ -453,23 +453,17 @@ enum class cost_hint {
   compute_bound,
 };
 
-/// Whether a bf16 forward over n elements with this cost hint is tabulated (kernels/table.cuh):
-/// a functor without a hint, over at least tabulated_min_elements elements.
+/// Whether a bf16 forward, or a bf16 -> fp8 quantize, over n elements with this cost hint is
+/// tabulated (kernels/table.cuh: the forward's table of bf16 results, the quantize's of float
+/// ones, bf16_table_quantize_op): a functor without a hint, over at least tabulated_min_elements
+/// elements. The table's quantize runs at 0.97-0.99 x memcpy whatever the functor (H200, sessions
+/// 43-44: bench/results/h200/fused_s43.txt, quantize_width_s44.txt), where a plain user softplus
+/// computed ran at 0.43. Built-in activations quantize directly: compute-bound gelu and gelu_tanh
+/// were tabulated in sessions 42-43, until their direct quantize ran in 16-element vectors (gelu
+/// 1.003-1.008 against the table's 0.988-0.989, with 10% zeros 1.006 against 0.930; gelu_tanh
+/// 0.999 against 0.990; fused_dispatch.cuh: run_quantize).
 inline constexpr bool tabulates(cost_hint hint, std::size_t n) {
   return hint == cost_hint::estimate && n >= tabulated_min_elements;
-}
-
-/// Whether a bf16 -> fp8 quantize over n elements whose activation has this forward hint is
-/// tabulated (kernels/table.cuh: bf16_table_quantize_op): a compute-bound activation or a functor
-/// without a hint, over at least tabulated_min_elements elements. The table's quantize runs at
-/// 0.97 x memcpy whatever the activation (H200, session 43: bench/results/h200/fused_s43.txt):
-/// ahead of the direct gelu (0.94), tanh-GELU and a plain user softplus (0.43); the direct silu
-/// and sigmoid (1.00 in session 42, 0.98-1.01 against the table's 0.92 then) declare themselves
-/// heavy and stay direct (quantize_table_s42.txt, fused_s42.txt). At 2^27 elements gelu tied
-/// (0.77-0.82 either way) and the softplus doubled (session 42).
-inline constexpr bool tabulates_quantize(cost_hint hint, std::size_t n) {
-  return (hint == cost_hint::compute_bound || hint == cost_hint::estimate) &&
-         n >= tabulated_min_elements;
 }
 
 /// One launch's shape.
