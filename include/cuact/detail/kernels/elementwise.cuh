@@ -420,6 +420,33 @@ CUACT_HOST_DEVICE void store_vector(const Access& access, Out* to, const V& valu
   }
 }
 
+/// `held` with its first word made to depend on the first word of each of its later 16-byte
+/// loads (`|= word & zero`, one instruction; `zero` is 0 at run time, which the compiler cannot
+/// see), so that the math on any lane waits for every load and ptxas issues them all before it.
+/// A vector of 16 16-bit lanes read for a 1-byte output is two loads; left to itself ptxas issued
+/// the second one after the math on the first eight lanes (so as to hold the kernel to 32
+/// registers), and each vector waited for its data twice. H200, x memcpy, round-robin
+/// (bench/results/h200/load_order_s44.txt, call K): bf16 -> e4m3 silu cast 0.959-0.966 -> 1.025,
+/// gelu cast 0.986 -> 1.027-1.028, gelu quantize 0.995-0.996 -> 1.008 (fp16 0.994 -> 1.007),
+/// gelu_tanh quantize 0.989-0.992 -> 1.008-1.009; sigmoid's and the fp16 silu's casts, whose loads
+/// ptxas kept together, 1.025-1.026 either way. (Computing the lanes of the two loads alternately
+/// kept the quantize's loads together, its amax chaining the lanes in that order, but not the
+/// casts': call I.)
+template <class Held>
+CUACT_HOST_DEVICE Held with_loads_tied(const Held& held, std::uint32_t) {
+  return held;  // not held as words: one load
+}
+template <int Words>
+CUACT_HOST_DEVICE vector_of<std::uint32_t, Words> with_loads_tied(
+    vector_of<std::uint32_t, Words> held, std::uint32_t zero) {
+  constexpr int words_per_load = 16 / sizeof(std::uint32_t);
+  CUACT_UNROLL
+  for (int w = words_per_load; w < Words; w += words_per_load) {
+    held.elements[0] |= held.elements[w] & zero;
+  }
+  return held;
+}
+
 /// Applies op to `Width` consecutive elements starting at `first`: loads and the op's vector
 /// state (already issued by the caller), converts, computes, converts, stores.
 #pragma nv_exec_check_disable
@@ -440,8 +467,10 @@ CUACT_HOST_DEVICE void compute_and_store(
      ...);
     return;  // (what follows compiles for it all the same: its op(value) serves the scalars)
   }
+  // params.tail is below Width: its high half is 0 (with_loads_tied)
+  const auto zero = static_cast<std::uint32_t>(static_cast<std::uint64_t>(params.tail) >> 32);
   const cuda::std::tuple<vector_of<compute_t<In>, Width>...> lanes{
-      lanes_of<In, Width>(cuda::std::get<I>(loaded))...};
+      lanes_of<In, Width>(with_loads_tied(cuda::std::get<I>(loaded), zero))...};
   using value_t = decltype(compute_value(params.op, first, lanes, std::index_sequence<I...>{}, 0));
   value_t values[Width];
   if constexpr (Width > 1 && takes_vector_index_v<Op>) {
