@@ -85,7 +85,9 @@ if [[ $steps == *" python "* ]]; then
   python3 -m pip install --no-deps --no-index /tmp/wheel/*.whl >> "$logs/pip.log" 2>&1 ||
     { status=1; grep -E "error" "$logs/pip.log" | head -30; tail -5 "$logs/pip.log"; }
   cp /tmp/wheel/*.whl "$OUT/" 2>/dev/null
-  (cd /tmp && timeout $(($(left) - 20)) python3 -m pytest -q -rs --maxfail=10 ${PYTEST_ARGS:-} "$OLDPWD/python/tests") > "$logs/pytest.log" 2>&1 || status=1
+  # PYTEST_ARGS is split as the shell splits words (quotes kept: -k "not two_gpus" is two words)
+  eval "pytest_args=(${PYTEST_ARGS:-})"
+  (cd /tmp && timeout $(($(left) - 20)) python3 -m pytest -q -rs --maxfail=10 "${pytest_args[@]}" "$OLDPWD/python/tests") > "$logs/pytest.log" 2>&1 || status=1
   stamp "pytest"
   tail -30 "$logs/pytest.log"
 fi
