@@ -467,7 +467,9 @@ CUACT_HOST_DEVICE void compute_and_store(
      ...);
     return;  // (what follows compiles for it all the same: its op(value) serves the scalars)
   }
-  // params.tail is below Width: its high half is 0 (with_loads_tied)
+  // with_loads_tied's zero: the tail's high half. Where a vector of several loads is computed
+  // (Width > 1), params has vectors, so its pointers are co-aligned and the tail is what the
+  // vectors leave, below Width (make_params; rows.cuh's rows likewise)
   const auto zero = static_cast<std::uint32_t>(static_cast<std::uint64_t>(params.tail) >> 32);
   const cuda::std::tuple<vector_of<compute_t<In>, Width>...> lanes{
       lanes_of<In, Width>(with_loads_tied(cuda::std::get<I>(loaded), zero))...};
