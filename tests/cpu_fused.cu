@@ -894,6 +894,24 @@ std::size_t tabulated_quantize_differences(const Activation& act, std::string& f
   return differ;
 }
 
+TEST_CASE("fused: a 16-lane 16-bit vector's two loads tied into its first word", "[cpu][fused]") {
+  // elementwise.cuh, with_loads_tied: with the run-time zero the words are unchanged; with all
+  // bits set the first word carries the second load's first word (the dependency that keeps ptxas
+  // from issuing that load after the first eight lanes' math); one load is left as it is
+  using cuact::detail::vector_of;
+  using cuact::detail::with_loads_tied;
+  const vector_of<std::uint32_t, 8> two_loads{{0x11, 0x22, 0x33, 0x44, 0x500, 0x66, 0x77, 0x88}};
+  const auto kept = with_loads_tied(two_loads, 0u);
+  CHECK(std::memcmp(&kept, &two_loads, sizeof(kept)) == 0);
+  const auto tied = with_loads_tied(two_loads, ~0u);
+  CHECK(tied.elements[0] == (0x11u | 0x500u));
+  for (int w = 1; w < 8; ++w) CHECK(tied.elements[w] == two_loads.elements[w]);
+  const vector_of<std::uint32_t, 4> one_load{{0x11, 0x22, 0x33, 0x44}};
+  CHECK(with_loads_tied(one_load, ~0u).elements[0] == 0x11u);
+  const vector_of<float, 4> floats{{1.0f, 2.0f, 3.0f, 4.0f}};
+  CHECK(with_loads_tied(floats, ~0u).elements[0] == 1.0f);
+}
+
 TEST_CASE("fused: the tabulated quantize gives the direct bytes and amax for every bf16 input",
           "[cpu][fused][table]") {
   std::string first;
