@@ -76,14 +76,18 @@ struct bf16_table_window {
   }
   /// The entry of bits `b` in the window (offset(b) < per_sign): the negative half second.
   CUACT_HOST_DEVICE static unsigned slot(unsigned b) { return offset(b) | ((b >> 3) & per_sign); }
+  /// Whether bf16 bits `b` (in the low 16 bits) are +0 or -0.
+  CUACT_HOST_DEVICE static bool is_zero(unsigned b) { return (b & 0x7fffu) == 0; }
+  /// The entry of +0 or -0 (bits `b`, 16 bits, is_zero(b)).
+  CUACT_HOST_DEVICE static unsigned zero_slot_of(unsigned b) { return zero_slot + (b >> 15); }
   /// Below per_sign exactly when bits `b` (in the low 16 bits) have an entry in a table with the
   /// zeros: offset(b) for the window, 0 for +-0.
   CUACT_HOST_DEVICE static unsigned key_with_zeros(unsigned b) {
-    return (b & 0x7fffu) == 0 ? 0u : offset(b);
+    return is_zero(b) ? 0u : offset(b);
   }
   /// The entry of bits `b` (16 bits) in a table with the zeros (key_with_zeros(b) < per_sign).
   CUACT_HOST_DEVICE static unsigned slot_with_zeros(unsigned b) {
-    return (b & 0x7fffu) == 0 ? zero_slot + (b >> 15) : slot(b);
+    return is_zero(b) ? zero_slot_of(b) : slot(b);
   }
   /// Both lanes of a storage word (lane 2w low) at once: their magnitudes biased so that a lane
   /// in the window reads 0x8000 + its offset in its half (no carry between the halves: 0x7fff
@@ -257,7 +261,7 @@ struct bf16_table_quantize_op {
   /// branch cost gelu with 1% zeros 0.943 -> 0.917 x memcpy (H200, session 43's call K,
   /// bench/results/h200/quantize_zeros_s43.txt).
   CUACT_HOST_DEVICE float outside(std::uint32_t b) const {
-    if ((b & 0x7fffu) == 0) return entry(bf16_table_window::zero_slot + (b >> 15));
+    if (bf16_table_window::is_zero(b)) return entry(bf16_table_window::zero_slot_of(b));
     return fn(cuda::std::bit_cast<float>(b << 16));
   }
   CUACT_HOST_DEVICE float entry(unsigned s) const { return table_entry(entries, s); }
