@@ -294,12 +294,8 @@ void run_casts(const options& o, const buffers& b) {
   // quantizes directly, faster than through the table since session 44 (launch.cuh: tabulates):
   // the table beside it
   row("gelu quantize, tabulated (not taken)", "bf16->e4m3", 3.0 * n + 12, [&] {
-    using namespace cuact::detail;
-    using table_op =
-        bf16_table_quantize_op<cuact::forward_op<cuact::gelu, __nv_fp8_e4m3>, __nv_fp8_e4m3>;
-    BENCH_CHECK((run_quantize<cuact::auto_width, true>(table_op{{{}, {}}, nullptr, 1.0f, nullptr},
-                                                       e4, n, x16, amax, device_scale, true,
-                                                       nullptr, cost_hint::heavy)));
+    BENCH_CHECK(cuact::detail::quantize_tabulated<cuact::auto_width>(
+        cuact::gelu{}, x16, e4, n, 1.0f, device_scale, amax, true, nullptr));
   });
   // the same input with 1% of it +-0 (behind the amax and the scale in small[1])
   auto* x16_zeros = reinterpret_cast<__nv_bfloat16*>(b.small[1] + 256);

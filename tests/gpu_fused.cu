@@ -445,18 +445,6 @@ cudaError_t quantize_direct(A act, const __nv_bfloat16* in, U* out, std::size_t 
                                          scale, true, nullptr, declared_cost<A>);
 }
 
-/// The tabulated quantize of any activation (forward_quantize takes it for unhinted functors
-/// only), the scale by value or in device memory.
-template <class A, class U>
-cudaError_t quantize_tabulated(A act, const __nv_bfloat16* in, U* out, std::size_t n, float scale,
-                               const float* scale_in_memory, float* amax) {
-  using namespace cuact::detail;
-  using table_op = bf16_table_quantize_op<cuact::forward_op<A, U>, U>;
-  return run_quantize<cuact::auto_width, true>(table_op{{{}, act}, nullptr, scale, nullptr}, out, n,
-                                               in, amax, scale_in_memory, true, nullptr,
-                                               declared_cost<A>);
-}
-
 /// The tabulated quantize (kernels/table.cuh: bf16_table_quantize_op; forward_quantize's own call
 /// where it takes the table, an unhinted functor's) against the direct path on the device: the
 /// same bytes and amax, the scale by value and in device memory, over every bf16
@@ -490,9 +478,11 @@ void check_tabulated_quantize(const char* name, A act) {
     CUDA_REQUIRE(
         cuact::forward_quantize(act, dx.get(), table_by_value.get(), n, 8.0f, amax.get() + 1));
   } else {
-    CUDA_REQUIRE(quantize_tabulated(act, dx.get(), table.get(), n, 1.0f, scale.get(), amax.get()));
-    CUDA_REQUIRE(
-        quantize_tabulated(act, dx.get(), table_by_value.get(), n, 8.0f, nullptr, amax.get() + 1));
+    using cuact::detail::quantize_tabulated;  // forward_quantize's table, for built-ins too
+    CUDA_REQUIRE(quantize_tabulated<cuact::auto_width>(act, dx.get(), table.get(), n, 1.0f,
+                                                       scale.get(), amax.get(), true, nullptr));
+    CUDA_REQUIRE(quantize_tabulated<cuact::auto_width>(act, dx.get(), table_by_value.get(), n, 8.0f,
+                                                       nullptr, amax.get() + 1, true, nullptr));
   }
   CUDA_REQUIRE(quantize_direct(act, dx.get(), direct.get(), n, scale.get(), amax.get() + 2));
   CUDA_REQUIRE(cudaDeviceSynchronize());

@@ -527,6 +527,20 @@ enum class amax_update {
 };
 
 namespace detail {
+/// The bf16 -> fp8 quantize through a table of act's float results (kernels/table.cuh:
+/// bf16_table_quantize_op), whatever act's hint: forward_quantize takes it where launch.cuh's
+/// tabulates says (functors without a hint); the tests and the bench also call it for built-in
+/// activations. Returns cudaErrorNotSupported, nothing launched, where there is no table buffer.
+template <int VecWidth, class Activation, class U>
+cudaError_t quantize_tabulated(Activation act, const __nv_bfloat16* in, U* out, std::size_t n,
+                               float scale, const float* scale_in_memory, float* amax, bool reset,
+                               cudaStream_t stream) {
+  using table_op = bf16_table_quantize_op<forward_op<Activation, U>, U>;
+  return run_quantize<VecWidth, true>(table_op{{{}, act}, nullptr, scale, nullptr}, out, n, in,
+                                      amax, scale_in_memory, reset, stream,
+                                      declared_cost<Activation>);
+}
+
 /// Both forward_quantize entries: the scale by value, or from `scale_in_memory` where not null.
 template <int VecWidth, class Activation, class T, class U>
 cudaError_t quantize(Activation act, const T* in, U* out, std::size_t n, float scale,
@@ -538,10 +552,8 @@ cudaError_t quantize(Activation act, const T* in, U* out, std::size_t n, float s
     // bf16 -> fp8 of a functor without a hint through a table of its float results
     // (kernels/table.cuh: bf16_table_quantize_op): launch.cuh, tabulates
     if (tabulates(forward_cost<Activation>, n)) {
-      using table_op = bf16_table_quantize_op<forward_op<Activation, U>, U>;
-      const cudaError_t status = run_quantize<VecWidth, true>(
-          table_op{{{}, act}, nullptr, scale, nullptr}, out, n, in, amax, scale_in_memory, reset,
-          stream, declared_cost<Activation>);
+      const cudaError_t status = quantize_tabulated<VecWidth>(act, in, out, n, scale,
+                                                              scale_in_memory, amax, reset, stream);
       if (status != cudaErrorNotSupported) return status;
     }
   }
