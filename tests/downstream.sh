@@ -2,7 +2,8 @@
 # Packaging test: builds and runs tests/downstream against cuact in every way a user consumes a
 # header-only CUDA library:
 #   1-2. find_package(cuact CONFIG) on the installed (and relocated) prefix, and the version check
-#        of cuactConfigVersion.cmake (0.1 and 0.1...<1 accepted, 1.0 refused);
+#        of cuactConfigVersion.cmake (0.1 and 0.1...<1 accepted, 1.0 refused), and that the package's
+#        version is the headers' (include/cuact/version.cuh);
 #   3.   add_subdirectory of the source tree;
 #   4.   FetchContent from a local source tree (FETCHCONTENT_SOURCE_DIR_CUACT) and from a file://
 #        tarball of it (git archive of HEAD on a clean checkout, else the working tree's files);

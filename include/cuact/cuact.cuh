@@ -13,6 +13,7 @@
 /// relu_mask.cuh    cuact::relu_forward_mask, cuact::relu_backward_mask (1 bit per element)
 /// transform.cuh    cuact::transform: any N-input, M-output elementwise operation
 /// elementwise.cuh  the kernel template and its per-thread body, for custom launches
+/// version.cuh      CUACT_VERSION_MAJOR / MINOR / PATCH and CUACT_VERSION
 #pragma once
 
 #include "activation.cuh"
@@ -23,3 +24,4 @@
 #include "fused.cuh"
 #include "relu_mask.cuh"
 #include "transform.cuh"
+#include "version.cuh"

@@ -4,6 +4,11 @@
 
 #include <cstdio>
 
+#ifdef CUACT_PACKAGE_VERSION
+static_assert(CUACT_VERSION == (CUACT_PACKAGE_VERSION),
+              "cuact's CMake package version differs from include/cuact/version.cuh");
+#endif
+
 cudaError_t relu_backward(const float* x, const float* dy, float* dx, std::size_t n);  // second.cu
 
 namespace {
