@@ -67,6 +67,8 @@
 /// bench/results/h200/tanh_bf16_s38.txt).
 #pragma once
 
+#include "detail/config.cuh"  // first: it rejects a host-only compiler
+
 #include <type_traits>
 #include <utility>
 

@@ -17,6 +17,8 @@
 /// takes the stream last. Compute in float for 16-bit and 8-bit storage, double for double.
 #pragma once
 
+#include "detail/config.cuh"  // first: it rejects a host-only compiler
+
 #include <cuda/std/tuple>
 
 #include <cstddef>
