@@ -3,6 +3,8 @@
 /// y = act(x)).
 #pragma once
 
+#include "detail/config.cuh"  // first: it rejects a host-only compiler
+
 #include <cstddef>
 
 #include "activation.cuh"

@@ -16,6 +16,8 @@
 /// version.cuh      CUACT_VERSION_MAJOR / MINOR / PATCH and CUACT_VERSION
 #pragma once
 
+#include "detail/config.cuh"  // first: it rejects a host-only compiler
+
 #include "activation.cuh"
 #include "activations.cuh"
 #include "backward.cuh"

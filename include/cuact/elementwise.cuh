@@ -8,6 +8,8 @@
 /// and the array packs that name an operation's outputs and inputs (cuact::transform).
 #pragma once
 
+#include "detail/config.cuh"  // first: it rejects a host-only compiler
+
 #include <cstddef>
 
 #include "detail/dispatch.cuh"

@@ -2,6 +2,8 @@
 /// cuact::forward: out[i] = act(in[i]).
 #pragma once
 
+#include "detail/config.cuh"  // first: it rejects a host-only compiler
+
 #include <cstddef>
 
 #include "activation.cuh"

@@ -10,6 +10,8 @@
 /// detail::mask_layout); the last n % 256 elements are again bit i for element i.
 #pragma once
 
+#include "detail/config.cuh"  // first: it rejects a host-only compiler
+
 #include <cstddef>
 #include <cstdint>
 

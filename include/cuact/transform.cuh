@@ -7,6 +7,8 @@
 ///                      cuact::inputs(x, dy), stream);
 #pragma once
 
+#include "detail/config.cuh"  // first: it rejects a host-only compiler
+
 #include <cstddef>
 
 #include "activation.cuh"

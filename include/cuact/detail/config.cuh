@@ -2,6 +2,13 @@
 /// Macros and small utilities shared by every cuact header (the bottom of the include graph).
 #pragma once
 
+// Every cuact header includes this one before anything else, so a host-only compiler (g++ on a
+// .cpp) stops here with a message saying what to do, not at a missing CUDA header further down.
+// nvcc and clang CUDA define __CUDACC__ (clang also __CUDA__); NVRTC defines __CUDACC_RTC__.
+#if !defined(__CUDACC__) && !defined(__CUDA__) && !defined(__CUDACC_RTC__)
+#error "cuact's headers need nvcc (or clang CUDA): compile this file as CUDA (.cu, or -x cu)"
+#endif
+
 #include <cuda_runtime.h>
 
 #include <cstddef>
