@@ -10,6 +10,8 @@
 ///
 ///     myops::gated_swish(Tensor a, Tensor b, P) -> Tensor            act(a) * b (SwiGLU for silu)
 ///     myops::gated_swish_backward(Tensor grad, Tensor a, Tensor b, P) -> (Tensor, Tensor)  (da, db)
+///     myops::gated_swish_backward_(Tensor grad, Tensor(a!) a, Tensor(b!) b, P) -> ()
+///         the same with da written over a and db over b (a, b, grad flat-dense of one layout)
 ///     myops::gated_swish_packed(Tensor ab, P, *, bool activate_first=True) -> Tensor
 ///         ab [..., 2c] -> [..., c]: act(first half) * second half (TransformerEngine's swiglu),
 ///         or with activate_first=False first half * act(second half) (torch.nn.GLU's order)
@@ -224,6 +226,31 @@ struct fused_family<Policy, std::index_sequence<I...>> {
       });
     }
     return {da, db};
+  }
+
+  /// The gated backward in place: da into a's memory, db into b's (fused.cuh allows both), for an
+  /// autograd that knows a and b are dead after the backward. a, b and grad must be flat-dense
+  /// with one layout; nothing is allocated.
+  static void gated_backward_inplace_kernel(const Tensor& grad, Tensor& a, Tensor& b,
+                                            as_double<I>... p) {
+    const std::string op = op_name("gated_", "_backward_");
+    const Policy act = activation_family::make(p...);
+    check_tensor(a, op, "a");
+    check_like(b, a, op, "b", "a");
+    check_like(grad, a, op, "grad", "a");
+    TORCH_CHECK(flat_alike(a, {&b, &grad}), op,
+                ": expected a, b and grad dense and non-overlapping with one layout");
+    const c10::cuda::CUDAGuard guard(a.device());
+    if (a.numel() == 0) return;
+    if constexpr (has_backward) {
+      dispatch_dtype(a.scalar_type(), op, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        check_cuda(cuact::gated_backward(act, data_of<const T>(a), data_of<const T>(b),
+                                         data_of<const T>(grad), data_of<T>(a), data_of<T>(b),
+                                         static_cast<std::size_t>(a.numel()), current_stream()),
+                   op);
+      });
+    }
   }
 
   /// The columns of each half of a packed [..., 2c] tensor.
@@ -588,6 +615,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
         ", *, Tensor scale, ScalarType? dtype=None) -> (Tensor, Tensor)");
     if constexpr (has_backward) {
       def(gated + "_backward(Tensor grad, Tensor a, Tensor b" + p + ") -> (Tensor, Tensor)");
+      def(gated + "_backward_(Tensor grad, Tensor(a!) a, Tensor(b!) b" + p + ") -> ()");
       def(packed + "_backward(Tensor grad, Tensor ab" + p +
           ", *, bool activate_first=True) -> Tensor");
       def(bias + "_backward(Tensor grad, Tensor x, Tensor bias" + p + ") -> (Tensor, Tensor)");
@@ -605,6 +633,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
       impl(quantize, torch::dispatch(device, &quantize_kernel));
       if constexpr (has_backward) {
         impl(gated + "_backward", torch::dispatch(device, &gated_backward_kernel));
+        impl(gated + "_backward_", torch::dispatch(device, &gated_backward_inplace_kernel));
         impl(packed + "_backward", torch::dispatch(device, &packed_backward_kernel));
         impl(bias + "_backward", torch::dispatch(device, &bias_backward_kernel));
         impl(cast + "_backward", torch::dispatch(device, &cast_backward_kernel));

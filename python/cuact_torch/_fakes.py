@@ -247,8 +247,30 @@ def register_fused_fakes(namespace, names=None):
                       (packed + "_backward", _fake_packed_backward(packed + "_backward")),
                       (bias + "_backward", _fake_bias_backward(bias + "_backward")),
                       (cast + "_backward", _fake_cast_backward(cast + "_backward"))]
+        if _op_exists(namespace, f"gated_{name}_backward_"):
+            fakes.append((gated + "_backward_", _fake_inplace))
         _register(fakes)
     return list(names)
+
+
+def _fake_relu_mask(x):
+    words = (x.numel() + 31) // 32  # cuact::relu_mask_words
+    return x.new_empty(x.shape), x.new_empty((words,), dtype=torch.int32)
+
+
+def _fake_relu_backward_mask(grad, mask):
+    torch._check(mask.dtype == torch.int32 and mask.dim() == 1
+                 and mask.shape[0] == (grad.numel() + 31) // 32,
+                 lambda: "cuact::relu_backward_mask: expected mask a contiguous int32 tensor of "
+                 "relu_mask's words for grad's elements")
+    return grad.new_empty(grad.shape)
+
+
+def register_mask_fakes(namespace="cuact"):
+    """Fakes of relu_mask and relu_backward_mask (contiguous results, as the kernels make)."""
+    if _op_exists(namespace, "relu_mask"):
+        _register([(f"{namespace}::relu_mask", _fake_relu_mask),
+                   (f"{namespace}::relu_backward_mask", _fake_relu_backward_mask)])
 
 
 def register_fakes(namespace, names=None):
@@ -261,6 +283,7 @@ def register_fakes(namespace, names=None):
     if names is None:
         names = discover(namespace)
         register_fused_fakes(namespace)
+        register_mask_fakes(namespace)
     else:
         names = [names] if isinstance(names, str) else list(names)
         register_fused_fakes(namespace, [n for n in names if _op_exists(namespace, "gated_" + n)])
