@@ -45,3 +45,5 @@ for _name in _names:
         globals()[_name] = getattr(ops, _name)
         __all__.append(_name)
 del _name, _names
+from . import _memory as memory  # noqa: E402  (relu(x, save_mask=True), gated(..., inplace_backward=True))
+from ._compile import compile_mode, decomposed_ops  # noqa: E402,F401  (torch.compile: fuse or kernel)
