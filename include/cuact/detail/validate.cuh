@@ -82,6 +82,13 @@ inline cudaError_t check_device_accessible(const void* pointer, int device) {
   }
 }
 
+/// 0 skips validate_arrays' cudaPointerGetAttributes (a driver call per pointer, on every call) for
+/// callers that know where their memory lives: cuact/torch.cuh defines it 0, its tensors being
+/// checked as CUDA tensors of the guarded device. Define it alike in every translation unit.
+#ifndef CUACT_CHECK_POINTER_ATTRIBUTES
+#define CUACT_CHECK_POINTER_ATTRIBUTES 1
+#endif
+
 /// Every check of an operation's arrays (n > 0 is assumed): sizes that fit size_t, null and
 /// misaligned pointers, overlaps (may_overlap), and where each pointer lives, with one
 /// cudaGetDevice and one cudaPointerGetAttributes per distinct pointer. On success `device` is
@@ -103,6 +110,7 @@ inline cudaError_t validate_arrays(const array_arg* arrays, std::size_t count, i
     cudaGetLastError();  // returned, not left behind
     return status;
   }
+#if CUACT_CHECK_POINTER_ATTRIBUTES
   for (std::size_t i = 0; i < count; ++i) {
     bool seen = false;
     for (std::size_t j = 0; j < i; ++j) seen = seen || arrays[j].pointer == arrays[i].pointer;
@@ -112,6 +120,7 @@ inline cudaError_t validate_arrays(const array_arg* arrays, std::size_t count, i
       return status;
     }
   }
+#endif
   return cudaSuccess;
 }
 
