@@ -58,6 +58,11 @@
 #include <utility>
 #include <vector>
 
+// The tensors' device is checked here (check_tensor, check_like, CUDAGuard), so cuact skips its
+// per-pointer cudaPointerGetAttributes (detail/validate.cuh).
+#ifndef CUACT_CHECK_POINTER_ATTRIBUTES
+#define CUACT_CHECK_POINTER_ATTRIBUTES 0
+#endif
 #include "cuact.cuh"
 
 namespace cuact {
@@ -417,8 +422,17 @@ struct family<Policy, std::index_sequence<I...>> {
 
   // ---- autograd ----
 
+  /// The parameters a forward saved (save_params); none saved for an activation without any,
+  /// which spares every call a map insert.
   static std::vector<double> params_of(autograd_context* ctx) {
-    return ctx->saved_data["params"].toDoubleVector();
+    if constexpr (sizeof...(I) == 0) {
+      return {};
+    } else {
+      return ctx->saved_data["params"].toDoubleVector();
+    }
+  }
+  static void save_params(autograd_context* ctx, as_double<I>... p) {
+    if constexpr (sizeof...(I) != 0) ctx->saved_data["params"] = std::vector<double>{p...};
   }
 
   static variable_list gradients(Tensor dx) {
@@ -429,7 +443,7 @@ struct family<Policy, std::index_sequence<I...>> {
 
   struct forward_function : torch::autograd::Function<forward_function> {
     static Tensor forward(autograd_context* ctx, const Tensor& x, as_double<I>... p) {
-      ctx->saved_data["params"] = std::vector<double>{p...};
+      save_params(ctx, p...);
       ctx->save_for_backward({x});
       at::AutoDispatchBelowADInplaceOrView guard;
       return forward_op().call(x, p...);
@@ -452,7 +466,7 @@ struct family<Policy, std::index_sequence<I...>> {
         inplace_op().call(x, p...);
       }
       ctx->mark_dirty({x});
-      ctx->saved_data["params"] = std::vector<double>{p...};
+      save_params(ctx, p...);
       ctx->saved_data["from_output"] = from_output;
       ctx->save_for_backward({from_output ? x : original});
       return x;

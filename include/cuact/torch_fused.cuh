@@ -492,7 +492,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
   struct two_input_function : torch::autograd::Function<two_input_function<Bias>> {
     static Tensor forward(autograd_context* ctx, const Tensor& first, const Tensor& second,
                           as_double<I>... p) {
-      ctx->saved_data["params"] = std::vector<double>{p...};
+      activation_family::save_params(ctx, p...);
       ctx->save_for_backward({first, second});
       at::AutoDispatchBelowADInplaceOrView guard;
       return two_input_op<Bias>().call(first, second, p...);
@@ -510,7 +510,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
   struct packed_function : torch::autograd::Function<packed_function> {
     static Tensor forward(autograd_context* ctx, const Tensor& ab, as_double<I>... p,
                           bool activate_first) {
-      ctx->saved_data["params"] = std::vector<double>{p...};
+      activation_family::save_params(ctx, p...);
       ctx->saved_data["activate_first"] = activate_first;
       ctx->save_for_backward({ab});
       at::AutoDispatchBelowADInplaceOrView guard;
@@ -530,7 +530,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
   struct cast_function : torch::autograd::Function<cast_function> {
     static Tensor forward(autograd_context* ctx, const Tensor& x, as_double<I>... p,
                           at::ScalarType dtype) {
-      ctx->saved_data["params"] = std::vector<double>{p...};
+      activation_family::save_params(ctx, p...);
       ctx->save_for_backward({x});
       at::AutoDispatchBelowADInplaceOrView guard;
       return cast_op().call(x, p..., dtype);
