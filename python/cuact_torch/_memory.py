@@ -5,7 +5,7 @@
 
 relu(x, save_mask=True): the forward writes y and a mask of x > 0 (cuact/relu_mask.cuh), the
 backward reads only the mask and dy: 32 x less saved memory than x for fp32, 16 x for bf16. The
-gradient is dy where x > 0, else 0 (NaN gives 0), as torch.relu's.
+gradient is dy where x > 0, else 0, as torch.relu's; at x = NaN it is 0 (torch.relu's passes dy).
 
 gated(..., inplace_backward=True): the backward writes da into a's memory and db into b's, as
 Liger-Kernel's SwiGLU does, so it allocates nothing. Use it only where a and b are dead after the
@@ -50,9 +50,9 @@ class _GatedInplace(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        layout = tuple(a.stride())
-        if (torch.compiler.is_compiling() or tuple(b.stride()) != layout
-                or tuple(grad.stride()) != layout or not a.is_contiguous()):
+        if not grad.is_contiguous():
+            grad = grad.contiguous()  # e.g. the expanded gradient of a sum
+        if torch.compiler.is_compiling() or not (a.is_contiguous() and b.is_contiguous()):
             # functional under torch.compile (inductor plans the buffers) and for odd layouts
             da, db = getattr(_ops, "gated_%s_backward" % ctx.name)(grad, a, b)
             return da, db, None
