@@ -69,8 +69,8 @@
 
 #include "detail/config.cuh"  // first: it rejects a host-only compiler
 
-#include <type_traits>
-#include <utility>
+#include <cuda/std/type_traits>
+#include <cuda/std/utility>
 
 #include "detail/config.cuh"
 #include "detail/launch.cuh"
@@ -88,12 +88,13 @@ struct rounded_to {
 
 namespace detail {
 
-#define CUACT_DETAIL_MEMBER_TRAIT(trait, member, ...) \
-  template <class A, class = void>                    \
-  inline constexpr bool trait = false;                \
-  template <class A>                                  \
-  inline constexpr bool                               \
-      trait<A, std::void_t<decltype(std::declval<const A&>().member(__VA_ARGS__))>> = true;
+#define CUACT_DETAIL_MEMBER_TRAIT(trait, member, ...)                                             \
+  template <class A, class = void>                                                                \
+  inline constexpr bool trait = false;                                                            \
+  template <class A>                                                                              \
+  inline constexpr bool                                                                           \
+      trait<A, cuda::std::void_t<decltype(cuda::std::declval<const A&>().member(__VA_ARGS__))>> = \
+          true;
 CUACT_DETAIL_MEMBER_TRAIT(has_derivative, derivative, 1.0f)
 CUACT_DETAIL_MEMBER_TRAIT(has_derivative_from_output, derivative_from_output, 1.0f)
 CUACT_DETAIL_MEMBER_TRAIT(has_gradient, gradient, 1.0f, 1.0f)
@@ -103,14 +104,14 @@ CUACT_DETAIL_MEMBER_TRAIT(has_gradient_from_output, gradient_from_output, 1.0f, 
 template <class A, class = void>
 inline constexpr cost_hint declared_cost = cost_hint::estimate;
 template <class A>
-inline constexpr cost_hint declared_cost<A, std::void_t<decltype(A::is_heavy)>> =
+inline constexpr cost_hint declared_cost<A, cuda::std::void_t<decltype(A::is_heavy)>> =
     A::is_heavy ? cost_hint::heavy : cost_hint::light;
 
 /// The forward's hint: declared_cost, or compute_bound for `is_compute_bound = true`.
 template <class A, class = void>
 inline constexpr cost_hint forward_cost = declared_cost<A>;
 template <class A>
-inline constexpr cost_hint forward_cost<A, std::void_t<decltype(A::is_compute_bound)>> =
+inline constexpr cost_hint forward_cost<A, cuda::std::void_t<decltype(A::is_compute_bound)>> =
     A::is_compute_bound ? cost_hint::compute_bound : declared_cost<A>;
 
 /// The backward from the output's hint: `is_heavy_from_output` where the activation declares it,
@@ -118,8 +119,9 @@ inline constexpr cost_hint forward_cost<A, std::void_t<decltype(A::is_compute_bo
 template <class A, class = void>
 inline constexpr cost_hint from_output_cost = declared_cost<A>;
 template <class A>
-inline constexpr cost_hint from_output_cost<A, std::void_t<decltype(A::is_heavy_from_output)>> =
-    A::is_heavy_from_output ? cost_hint::heavy : cost_hint::light;
+inline constexpr cost_hint
+    from_output_cost<A, cuda::std::void_t<decltype(A::is_heavy_from_output)>> =
+        A::is_heavy_from_output ? cost_hint::heavy : cost_hint::light;
 
 /// Overload priority: `preferred` converts to `fallback`, so the tagged call wins when both exist.
 struct fallback {};
@@ -138,11 +140,13 @@ struct preferred : fallback {};
       ->decltype(act.member(args...)) {                              \
     return act.member(args...);                                      \
   }
+CUACT_DEVICE_RULE_BEGIN  // an activation's members must be __device__ (config.cuh)
 CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_forward, operator())
 CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_derivative, derivative)
 CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_derivative_from_output, derivative_from_output)
 CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_gradient, gradient)
 CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_gradient_from_output, gradient_from_output)
+CUACT_DEVICE_RULE_END
 #undef CUACT_DETAIL_INVOKE_WITH_ACCURACY
 
 /// Declares Activation's `is_heavy_from_output` where it has one (nothing otherwise): the base of
@@ -150,7 +154,8 @@ CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_gradient_from_output, gradient_from_out
 template <class Activation, class = void>
 struct from_output_hint_of {};
 template <class Activation>
-struct from_output_hint_of<Activation, std::void_t<decltype(Activation::is_heavy_from_output)>> {
+struct from_output_hint_of<Activation,
+                           cuda::std::void_t<decltype(Activation::is_heavy_from_output)>> {
   static constexpr bool is_heavy_from_output = Activation::is_heavy_from_output;
 };
 
@@ -161,7 +166,7 @@ struct from_output_hint_of<Activation, std::void_t<decltype(Activation::is_heavy
 template <class Activation, class = void>
 struct cost_hint_of : from_output_hint_of<Activation> {};
 template <class Activation>
-struct cost_hint_of<Activation, std::void_t<decltype(Activation::is_heavy)>>
+struct cost_hint_of<Activation, cuda::std::void_t<decltype(Activation::is_heavy)>>
     : from_output_hint_of<Activation> {
   static constexpr bool is_heavy = Activation::is_heavy;
 };
@@ -172,7 +177,7 @@ template <class Activation, class = void>
 struct from_output_cost_hint_of : cost_hint_of<Activation> {};
 template <class Activation>
 struct from_output_cost_hint_of<Activation,
-                                std::void_t<decltype(Activation::is_heavy_from_output)>> {
+                                cuda::std::void_t<decltype(Activation::is_heavy_from_output)>> {
   static constexpr bool is_heavy = Activation::is_heavy_from_output;
 };
 
@@ -198,7 +203,7 @@ struct forward_cost_hint_of : cost_hint_of<Activation>,
                               math_length_of<Activation>,
                               bulk_tiles_gain_of<Activation> {};
 template <class Activation>
-struct forward_cost_hint_of<Activation, std::void_t<decltype(Activation::is_compute_bound)>>
+struct forward_cost_hint_of<Activation, cuda::std::void_t<decltype(Activation::is_compute_bound)>>
     : cost_hint_of<Activation>, math_length_of<Activation>, bulk_tiles_gain_of<Activation> {
   static constexpr bool is_compute_bound = Activation::is_compute_bound;
   static constexpr unsigned compute_bound_passes = compute_bound_passes_of<Activation>;
@@ -208,8 +213,9 @@ struct forward_cost_hint_of<Activation, std::void_t<decltype(Activation::is_comp
 template <class A, class = void>
 inline constexpr bool has_short_bf16_math_of = false;
 template <class A>
-inline constexpr bool has_short_bf16_math_of<A, std::void_t<decltype(A::has_short_bf16_math)>> =
-    A::has_short_bf16_math;
+inline constexpr bool
+    has_short_bf16_math_of<A, cuda::std::void_t<decltype(A::has_short_bf16_math)>> =
+        A::has_short_bf16_math;
 
 /// Base of forward_op<Activation, Out>: forward_cost_hint_of, declared light (neither heavy nor
 /// compute-bound) where Out keeps 8 significant bits or fewer and the activation declares
@@ -244,9 +250,9 @@ inline constexpr bool is_heavy_v = detail::declared_cost<Activation> == detail::
 /// Checks, at compile time, what every entry needs of an activation for storage type T.
 template <class Activation, class C>
 constexpr void check_activation() {
-  static_assert(std::is_copy_constructible_v<Activation>,
+  static_assert(cuda::std::is_copy_constructible_v<Activation>,
                 "cuact: an activation must be copyable (it is passed to the kernel by value)");
-  static_assert(std::is_invocable_r_v<C, const Activation&, C>,
+  static_assert(cuda::std::is_invocable_r_v<C, const Activation&, C>,
                 "cuact: an activation must provide `template <class C> __host__ __device__ C "
                 "operator()(C x) const`, callable with the compute type C (float for float, "
                 "__half and __nv_bfloat16 storage; double for double)");

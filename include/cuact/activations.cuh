@@ -267,7 +267,7 @@ struct softshrink {
       // compares and selects held its 16-bit forwards 1% below hardshrink's on the H200
       // (bf16 0.991 -> 1.001 x memcpy, fp16 0.995 -> 1.002, fp32 unchanged;
       // bench/results/h200/softshrink_select_s34.txt)
-      if constexpr (std::is_same_v<C, float>) {
+      if constexpr (cuda::std::is_same_v<C, float>) {
         return fabsf(x) <= l ? 0.0f : x - copysignf(l, x);
       } else {
         return ::fabs(x) <= l ? C(0) : x - ::copysign(l, x);

@@ -10,15 +10,19 @@
 
 #include "detail/config.cuh"  // first: it rejects a host-only compiler
 
-#include <cstddef>
+#include <cuda/std/cstddef>
 
-#include "detail/dispatch.cuh"
+#ifndef __CUDACC_RTC__
+#include "detail/dispatch.cuh"  // host-only: validation and launch
+#endif
 #include "detail/kernels/elementwise.cuh"
 
 namespace cuact {
 
+#ifndef __CUDACC_RTC__
 /// Vector width chosen from the element types: 16 bytes / the largest element's size.
 inline constexpr int auto_width = detail::auto_width_tag;
+#endif
 
 /// `Width` elements of T aligned to their size, so one access moves them.
 using detail::vector_of;
@@ -40,6 +44,8 @@ using detail::elementwise_kernel;
 template <class Op>
 using one_vector = detail::one_vector_op<Op>;
 
+// Host-only from here: the arrays and launch arguments are built where the kernel is launched.
+#ifndef __CUDACC_RTC__
 /// The outputs of an operation, in order: `cuact::outputs(dx)`, `cuact::outputs(da, db)`.
 template <class... T>
 detail::output_arrays<T...> outputs(T*... pointers) {
@@ -56,7 +62,7 @@ detail::input_arrays<T...> inputs(const T*... pointers) {
 /// validation (cuact::transform validates). `vectors_per_thread` vectors are loaded before any is
 /// computed (capped by the kernel; 1 is always valid).
 template <int VecWidth, class Op, class... Out, class... In>
-auto make_elementwise_params(Op op, const detail::output_arrays<Out...>& out, std::size_t n,
+auto make_elementwise_params(Op op, const detail::output_arrays<Out...>& out, cuda::std::size_t n,
                              const detail::input_arrays<In...>& in,
                              unsigned vectors_per_thread = 1) {
   return detail::make_params<VecWidth>(op, out, n, in, vectors_per_thread);
@@ -64,8 +70,9 @@ auto make_elementwise_params(Op op, const detail::output_arrays<Out...>& out, st
 
 /// Single-output shorthand: make_elementwise_params<4>(op, out, n, in...).
 template <int VecWidth, class Op, class Out, class... In>
-auto make_elementwise_params(Op op, Out* out, std::size_t n, const In*... in) {
+auto make_elementwise_params(Op op, Out* out, cuda::std::size_t n, const In*... in) {
   return detail::make_params<VecWidth>(op, outputs(out), n, inputs(in...));
 }
+#endif  // __CUDACC_RTC__
 
 }  // namespace cuact

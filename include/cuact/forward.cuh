@@ -6,6 +6,8 @@
 
 #include <cstddef>
 
+#include <cuda/std/type_traits>
+
 #include "activation.cuh"
 #include "detail/dispatch.cuh"
 #include "elementwise.cuh"
@@ -27,6 +29,19 @@ cudaError_t forward(Activation act, const T* in, T* out, std::size_t n,
   return detail::run_elementwise<VecWidth, /*Tabulable=*/true>(
       op_t{{}, act}, outputs(out), n, inputs(in), stream, detail::forward_cost<op_t>,
       detail::every_input_in_place);
+}
+
+/// in and out of different element types: not a forward (it compiles to the static_assert below,
+/// which names the entries that store another type).
+template <int VecWidth = auto_width, class Activation, class In, class Out,
+          cuda::std::enable_if_t<!cuda::std::is_same_v<In, cuda::std::remove_const_t<Out>>, int> = 0>
+cudaError_t forward(Activation, const In*, Out*, std::size_t, cudaStream_t = nullptr) {
+  static_assert(cuda::std::is_same_v<In, Out>,
+                "cuact::forward: in and out must have one element type T; for an output of "
+                "another type use cuact::forward_cast(act, in, out, n, stream) (fp32 -> bf16, "
+                "...), or cuact::forward_quantize(act, in, out, n, scale, amax, ...) for fp8 "
+                "with a scale (both in cuact/fused.cuh)");
+  return cudaErrorInvalidValue;
 }
 
 /// In-place shorthand: data[i] = act(data[i]).

@@ -21,15 +21,19 @@
 
 #include <cuda/std/tuple>
 
-#include <cstddef>
-#include <cstdint>
-#include <type_traits>
+#include <cuda/std/cstddef>
+#include <cuda/std/cstdint>
+#include <cuda/std/type_traits>
 
 #include "activation.cuh"
 #include "detail/config.cuh"
-#include "detail/dispatch.cuh"
+#ifndef __CUDACC_RTC__
+#include "detail/dispatch.cuh"  // host-only: validation and launch
+#endif
 #include "detail/fast_divmod.cuh"
+#ifndef __CUDACC_RTC__
 #include "detail/fused_dispatch.cuh"
+#endif
 #include "elementwise.cuh"
 
 namespace cuact {
@@ -130,25 +134,25 @@ struct affine_activation : detail::cost_hint_of<Activation> {
   }
   /// alpha * act'(alpha * x + beta), where act has derivative.
   template <class C, class R = rounded_to<C>, class A = Activation,
-            std::enable_if_t<detail::has_derivative<A>, int> = 0>
+            cuda::std::enable_if_t<detail::has_derivative<A>, int> = 0>
   CUACT_HOST_DEVICE C derivative(C x, R = {}) const {
     return C(alpha) * detail::invoke_derivative<R>(detail::preferred{}, act, input(x));
   }
   /// act.gradient(alpha * dy, alpha * x + beta), where act has gradient.
   template <class C, class R = rounded_to<C>, class A = Activation,
-            std::enable_if_t<detail::has_gradient<A>, int> = 0>
+            cuda::std::enable_if_t<detail::has_gradient<A>, int> = 0>
   CUACT_HOST_DEVICE C gradient(C dy, C x, R = {}) const {
     return detail::invoke_gradient<R>(detail::preferred{}, act, C(alpha) * dy, input(x));
   }
   /// alpha * act'(alpha * x + beta) from y = act(alpha * x + beta), where act has that.
   template <class C, class R = rounded_to<C>, class A = Activation,
-            std::enable_if_t<detail::has_derivative_from_output<A>, int> = 0>
+            cuda::std::enable_if_t<detail::has_derivative_from_output<A>, int> = 0>
   CUACT_HOST_DEVICE C derivative_from_output(C y, R = {}) const {
     return C(alpha) * detail::invoke_derivative_from_output<R>(detail::preferred{}, act, y);
   }
   /// act.gradient_from_output(alpha * dy, y), where act has gradient_from_output.
   template <class C, class R = rounded_to<C>, class A = Activation,
-            std::enable_if_t<detail::has_gradient_from_output<A>, int> = 0>
+            cuda::std::enable_if_t<detail::has_gradient_from_output<A>, int> = 0>
   CUACT_HOST_DEVICE C gradient_from_output(C dy, C y, R = {}) const {
     return detail::invoke_gradient_from_output<R>(detail::preferred{}, act, C(alpha) * dy, y);
   }
@@ -183,8 +187,9 @@ struct composition : detail::composed_cost<detail::declared_cost<F>, detail::dec
                                      detail::invoke_forward<R>(detail::preferred{}, g, x));
   }
   /// f'(g(x)) * g'(x), where both have derivative.
-  template <class C, class R = rounded_to<C>, class FF = F,
-            std::enable_if_t<detail::has_derivative<FF> && detail::has_derivative<G>, int> = 0>
+  template <
+      class C, class R = rounded_to<C>, class FF = F,
+      cuda::std::enable_if_t<detail::has_derivative<FF> && detail::has_derivative<G>, int> = 0>
   CUACT_HOST_DEVICE C derivative(C x, R = {}) const {
     const C inner = detail::invoke_forward<R>(detail::preferred{}, g, x);
     return detail::invoke_derivative<R>(detail::preferred{}, f, inner) *
@@ -192,7 +197,7 @@ struct composition : detail::composed_cost<detail::declared_cost<F>, detail::dec
   }
   /// g.gradient(f.gradient(dy, g(x)), x) (else dy * derivative), where both have derivative.
   template <class C, class R = rounded_to<C>, class FF = F,
-            std::enable_if_t<has_derivative_v<FF> && has_derivative_v<G>, int> = 0>
+            cuda::std::enable_if_t<has_derivative_v<FF> && has_derivative_v<G>, int> = 0>
   CUACT_HOST_DEVICE C gradient(C dy, C x, R = {}) const {
     const C inner = detail::invoke_forward<R>(detail::preferred{}, g, x);
     return detail::gradient_at<R>(g, detail::gradient_at<R>(f, dy, inner), x);
@@ -216,8 +221,8 @@ namespace detail {
 /// it (silu(-20) * 65504 is a normal half), so act(a) is computed at full compute accuracy.
 template <class Out, class C>
 using product_accuracy =
-    std::conditional_t<std::is_same_v<Out, __half> || is_output_only_type_v<Out>, rounded_to<C>,
-                       rounded_to<Out>>;
+    cuda::std::conditional_t<cuda::std::is_same_v<Out, __half> || is_output_only_type_v<Out>,
+                             rounded_to<C>, rounded_to<Out>>;
 }  // namespace detail
 
 /// out = act(a) * b, act(a) at detail::product_accuracy<Out>.
@@ -299,31 +304,31 @@ struct flat_bias_op : forward_cost_hint_of<Activation> {
   /// Elements of one grid-stride step of the launch when that is whole rows, else 0 (set by
   /// run_bias_forward: flat_bias_whole_row_blocks): a thread's columns are then the same on every
   /// step, and the engine divides once (vector_state_repeat).
-  std::size_t whole_rows_step = 0;
+  cuda::std::size_t whole_rows_step = 0;
 
   /// The step at which a vector's column repeats, where the launch made one (0: none).
-  CUACT_HOST_DEVICE std::size_t vector_state_repeat() const { return whole_rows_step; }
+  CUACT_HOST_DEVICE cuda::std::size_t vector_state_repeat() const { return whole_rows_step; }
   /// Element i's column (i below 2^31 within a launch).
-  CUACT_HOST_DEVICE std::size_t column(std::size_t i) const {
-    return columns.remainder(static_cast<std::uint32_t>(i));
+  CUACT_HOST_DEVICE cuda::std::size_t column(cuda::std::size_t i) const {
+    return columns.remainder(static_cast<cuda::std::uint32_t>(i));
   }
   /// Element i (the scalar tail of a chunk).
   template <class C>
-  CUACT_HOST_DEVICE C operator()(std::size_t i, C x) const {
+  CUACT_HOST_DEVICE C operator()(cuda::std::size_t i, C x) const {
     return add_and_activate(x, C(to_compute(bias[column(i)])));
   }
   /// The column of the vector at element `first` (what its bias vector is looked up by).
-  CUACT_HOST_DEVICE std::uint32_t vector_key(std::size_t first) const {
-    return static_cast<std::uint32_t>(column(first));
+  CUACT_HOST_DEVICE cuda::std::uint32_t vector_key(cuda::std::size_t first) const {
+    return static_cast<cuda::std::uint32_t>(column(first));
   }
   /// The bias of the Width columns from column `c`.
   template <int Width>
-  CUACT_HOST_DEVICE vector_of<T, Width> load_vector_at(std::uint32_t c) const {
+  CUACT_HOST_DEVICE vector_of<T, Width> load_vector_at(cuda::std::uint32_t c) const {
     return load_kept_in_l2(reinterpret_cast<const vector_of<T, Width>*>(bias + c));
   }
   /// The bias of the Width columns from element `first`'s.
   template <int Width>
-  CUACT_HOST_DEVICE vector_of<T, Width> load_vector(std::size_t first) const {
+  CUACT_HOST_DEVICE vector_of<T, Width> load_vector(cuda::std::size_t first) const {
     return load_vector_at<Width>(vector_key(first));
   }
   /// act(x + bias) for each lane.
@@ -369,10 +374,12 @@ enum class gate_half {
   second,  ///< row[0, cols) * act(row[cols, 2 cols)): torch.nn.GLU / F.glu
 };
 
+// Host-only from here: the entries validate and launch (NVRTC compiles device code).
+#ifndef __CUDACC_RTC__
 /// out[i] = act(a[i]) * b[i] for i in [0, n). T: float, double, __half, __nv_bfloat16; U: those
 /// or __nv_fp8_e4m3 / __nv_fp8_e5m2 (saturating). out may equal a or b (same type, in place).
 template <int VecWidth = auto_width, class Activation, class T, class U>
-cudaError_t gated_forward(Activation act, const T* a, const T* b, U* out, std::size_t n,
+cudaError_t gated_forward(Activation act, const T* a, const T* b, U* out, cuda::std::size_t n,
                           cudaStream_t stream = nullptr) {
   check_activation<Activation, detail::compute_t<T>>();
   return detail::run_elementwise<VecWidth>(gated_op<Activation, U>{{}, act}, outputs(out), n,
@@ -384,7 +391,7 @@ cudaError_t gated_forward(Activation act, const T* a, const T* b, U* out, std::s
 /// writes da, db). da may equal a or dy, db may equal b or dy (in place); da and db never overlap.
 template <int VecWidth = auto_width, class Activation, class T>
 cudaError_t gated_backward(Activation act, const T* a, const T* b, const T* dy, T* da, T* db,
-                           std::size_t n, cudaStream_t stream = nullptr) {
+                           cuda::std::size_t n, cudaStream_t stream = nullptr) {
   detail::check_gated_backward<Activation, detail::compute_t<T>>();
   return detail::run_elementwise<VecWidth>(
       gated_gradient_op<Activation, T>{{}, act}, outputs(da, db), n, inputs(a, b, dy), stream,
@@ -397,16 +404,16 @@ cudaError_t gated_backward(Activation act, const T* a, const T* b, const T* dy, 
 /// out never overlaps ab. Vector accesses where cols is a multiple of the vector width and the
 /// pointers co-align; otherwise scalar (correct, slower).
 template <int VecWidth = auto_width, class Activation, class T, class U>
-cudaError_t gated_forward_packed(Activation act, const T* ab, U* out, std::size_t rows,
-                                 std::size_t cols, gate_half activated = gate_half::first,
+cudaError_t gated_forward_packed(Activation act, const T* ab, U* out, cuda::std::size_t rows,
+                                 cuda::std::size_t cols, gate_half activated = gate_half::first,
                                  cudaStream_t stream = nullptr) {
   check_activation<Activation, detail::compute_t<T>>();
   using detail::array_role;
   const detail::array_arg arrays[] = {
       detail::array_of(out, detail::checked_elements(rows, cols), array_role::output),
       detail::array_of(ab, detail::checked_elements(rows, cols, 2), array_role::input)};
-  const std::size_t a_at = activated == gate_half::first ? 0 : cols;
-  const std::size_t b_at = activated == gate_half::first ? cols : 0;
+  const cuda::std::size_t a_at = activated == gate_half::first ? 0 : cols;
+  const cuda::std::size_t b_at = activated == gate_half::first ? cols : 0;
   const T* a = ab == nullptr ? nullptr : ab + a_at;
   const T* b = ab == nullptr ? nullptr : ab + b_at;
   return detail::run_rows<VecWidth>(gated_op<Activation, U>{{}, act}, outputs(out), {cols}, rows,
@@ -418,20 +425,20 @@ cudaError_t gated_forward_packed(Activation act, const T* ab, U* out, std::size_
 /// has a and b; dy is [rows, cols]. dab may equal ab (in place); no other overlap.
 template <int VecWidth = auto_width, class Activation, class T>
 cudaError_t gated_backward_packed(Activation act, const T* ab, const T* dy, T* dab,
-                                  std::size_t rows, std::size_t cols,
+                                  cuda::std::size_t rows, cuda::std::size_t cols,
                                   gate_half activated = gate_half::first,
                                   cudaStream_t stream = nullptr) {
   detail::check_gated_backward<Activation, detail::compute_t<T>>();
   using detail::array_role;
-  const std::size_t packed = detail::checked_elements(rows, cols, 2);
+  const cuda::std::size_t packed = detail::checked_elements(rows, cols, 2);
   const detail::array_arg arrays[] = {
       detail::array_of(dab, packed, array_role::output),
       detail::array_of(ab, packed, array_role::input_or_in_place),
       detail::array_of(dy, detail::checked_elements(rows, cols), array_role::input)};
-  const std::size_t a_at = activated == gate_half::first ? 0 : cols;
-  const std::size_t b_at = activated == gate_half::first ? cols : 0;
-  const auto at = [](auto* p, std::size_t offset) { return p == nullptr ? p : p + offset; };
-  const std::size_t pitch = 2 * cols;
+  const cuda::std::size_t a_at = activated == gate_half::first ? 0 : cols;
+  const cuda::std::size_t b_at = activated == gate_half::first ? cols : 0;
+  const auto at = [](auto* p, cuda::std::size_t offset) { return p == nullptr ? p : p + offset; };
+  const cuda::std::size_t pitch = 2 * cols;
   return detail::run_rows<VecWidth>(
       gated_gradient_op<Activation, T>{{}, act}, outputs(at(dab, a_at), at(dab, b_at)),
       {pitch, pitch}, rows, cols, inputs(at(ab, a_at), at(ab, b_at), dy), {pitch, pitch, cols},
@@ -448,11 +455,11 @@ cudaError_t gated_backward_packed(Activation act, const T* ab, const T* dy, T* d
 /// it, else the row walk (kernels/rows.cuh: a thread loads its bias vector once and walks rows);
 /// the walk also where it measured faster (compute-bound 16-bit forwards on an H200-class GPU).
 template <int VecWidth = auto_width, class Activation, class T, class U>
-cudaError_t bias_forward(Activation act, const T* x, const T* bias, U* out, std::size_t rows,
-                         std::size_t cols, cudaStream_t stream = nullptr) {
+cudaError_t bias_forward(Activation act, const T* x, const T* bias, U* out, cuda::std::size_t rows,
+                         cuda::std::size_t cols, cudaStream_t stream = nullptr) {
   check_activation<Activation, detail::compute_t<T>>();
   using detail::array_role;
-  const std::size_t n = detail::checked_elements(rows, cols);
+  const cuda::std::size_t n = detail::checked_elements(rows, cols);
   const detail::array_arg arrays[] = {detail::array_of(out, n, array_role::output),
                                       detail::array_of(x, n, array_role::input_or_in_place),
                                       detail::array_of(bias, cols, array_role::input)};
@@ -469,7 +476,7 @@ cudaError_t bias_forward(Activation act, const T* x, const T* bias, U* out, std:
   const auto walk = [&](int device) {
     return detail::launch_rows<VecWidth, detail::broadcast_input(1), walk_load_bytes>(
         bias_op<Activation, U>{{}, act}, outputs(out), {cols}, rows, cols, inputs(x, bias),
-        {cols, std::size_t(0)}, device, stream, detail::forward_cost<Activation>);
+        {cols, cuda::std::size_t(0)}, device, stream, detail::forward_cost<Activation>);
   };
   return detail::run_bias_forward<VecWidth>(
       detail::flat_bias_op<Activation, T, U>{{}, {{}, act}, bias, {}}, x, bias, out, rows, cols,
@@ -479,7 +486,7 @@ cudaError_t bias_forward(Activation act, const T* x, const T* bias, U* out, std:
 /// Bytes of workspace bias_backward needs for [rows, cols] of T (partial column sums: one
 /// compute-type value per row chunk and column; a function of the shape only).
 template <class T, int VecWidth = auto_width>
-std::size_t bias_backward_workspace_bytes(std::size_t rows, std::size_t cols) {
+cuda::std::size_t bias_backward_workspace_bytes(cuda::std::size_t rows, cuda::std::size_t cols) {
   return detail::bias_gradient_workspace<VecWidth, T>(rows, cols);
 }
 
@@ -492,8 +499,8 @@ std::size_t bias_backward_workspace_bytes(std::size_t rows, std::size_t cols) {
 /// bias_backward_workspace_bytes, aligned to the compute type) holds the partial sums.
 template <int VecWidth = auto_width, class Activation, class T>
 cudaError_t bias_backward(Activation act, const T* x, const T* bias, const T* dy, T* dx, T* dbias,
-                          std::size_t rows, std::size_t cols, void* workspace,
-                          std::size_t workspace_bytes, cudaStream_t stream = nullptr) {
+                          cuda::std::size_t rows, cuda::std::size_t cols, void* workspace,
+                          cuda::std::size_t workspace_bytes, cudaStream_t stream = nullptr) {
   detail::check_gated_backward<Activation, detail::compute_t<T>>();
   return detail::run_bias_gradient<VecWidth>(bias_gradient_op<Activation, T>{{}, act}, x, bias, dy,
                                              dx, dbias, rows, cols, workspace, workspace_bytes,
@@ -504,7 +511,8 @@ cudaError_t bias_backward(Activation act, const T* x, const T* bias, const T* dy
 /// cudaFreeAsync on `stream`; capturable in a CUDA graph).
 template <int VecWidth = auto_width, class Activation, class T>
 cudaError_t bias_backward(Activation act, const T* x, const T* bias, const T* dy, T* dx, T* dbias,
-                          std::size_t rows, std::size_t cols, cudaStream_t stream = nullptr) {
+                          cuda::std::size_t rows, cuda::std::size_t cols,
+                          cudaStream_t stream = nullptr) {
   return bias_backward<VecWidth>(act, x, bias, dy, dx, dbias, rows, cols, nullptr, 0, stream);
 }
 
@@ -514,7 +522,7 @@ cudaError_t bias_backward(Activation act, const T* x, const T* bias, const T* dy
 /// __nv_fp8_e4m3 / __nv_fp8_e5m2 (round to nearest even; fp8 saturates to its largest finite
 /// value, NaN stays NaN). The activation computes at U's accuracy (`rounded_to<U>`).
 template <int VecWidth = auto_width, class Activation, class T, class U>
-cudaError_t forward_cast(Activation act, const T* in, U* out, std::size_t n,
+cudaError_t forward_cast(Activation act, const T* in, U* out, cuda::std::size_t n,
                          cudaStream_t stream = nullptr) {
   check_activation<Activation, detail::compute_t<T>>();
   return detail::run_elementwise<VecWidth>(forward_op<Activation, U>{{}, act}, outputs(out), n,
@@ -534,7 +542,7 @@ namespace detail {
 /// tabulates says (functors without a hint); the tests and the bench also call it for built-in
 /// activations. Returns cudaErrorNotSupported, nothing launched, where there is no table buffer.
 template <int VecWidth, class Activation, class U>
-cudaError_t quantize_tabulated(Activation act, const __nv_bfloat16* in, U* out, std::size_t n,
+cudaError_t quantize_tabulated(Activation act, const __nv_bfloat16* in, U* out, cuda::std::size_t n,
                                float scale, const float* scale_in_memory, float* amax, bool reset,
                                cudaStream_t stream) {
   using table_op = bf16_table_quantize_op<forward_op<Activation, U>, U>;
@@ -545,12 +553,12 @@ cudaError_t quantize_tabulated(Activation act, const __nv_bfloat16* in, U* out, 
 
 /// Both forward_quantize entries: the scale by value, or from `scale_in_memory` where not null.
 template <int VecWidth, class Activation, class T, class U>
-cudaError_t quantize(Activation act, const T* in, U* out, std::size_t n, float scale,
+cudaError_t quantize(Activation act, const T* in, U* out, cuda::std::size_t n, float scale,
                      const float* scale_in_memory, float* amax, amax_update update,
                      cudaStream_t stream) {
   check_activation<Activation, compute_t<T>>();
   const bool reset = update == amax_update::reset;
-  if constexpr (std::is_same_v<T, __nv_bfloat16> && sizeof(U) == 1) {
+  if constexpr (cuda::std::is_same_v<T, __nv_bfloat16> && sizeof(U) == 1) {
     // bf16 -> fp8 of a functor without a hint through a table of its float results
     // (kernels/table.cuh: bf16_table_quantize_op): launch.cuh, tabulates
     if (tabulates(forward_cost<Activation>, n)) {
@@ -570,7 +578,7 @@ cudaError_t quantize(Activation act, const T* in, U* out, std::size_t n, float s
 /// scale_inv = 1 / scale from the amax). One pass; one atomicMax per block. n == 0: nothing
 /// launched, *amax unchanged.
 template <int VecWidth = auto_width, class Activation, class T, class U>
-cudaError_t forward_quantize(Activation act, const T* in, U* out, std::size_t n, float scale,
+cudaError_t forward_quantize(Activation act, const T* in, U* out, cuda::std::size_t n, float scale,
                              float* amax, amax_update update = amax_update::reset,
                              cudaStream_t stream = nullptr) {
   return detail::quantize<VecWidth>(act, in, out, n, scale, nullptr, amax, update, stream);
@@ -580,11 +588,13 @@ cudaError_t forward_quantize(Activation act, const T* in, U* out, std::size_t n,
 /// TransformerEngine's delayed scaling keeps it: the next scale, computed on the GPU from the
 /// amax history, needs no copy to the host. `scale` is an input: it may not overlap out or amax.
 template <int VecWidth = auto_width, class Activation, class T, class U>
-cudaError_t forward_quantize(Activation act, const T* in, U* out, std::size_t n, const float* scale,
-                             float* amax, amax_update update = amax_update::reset,
+cudaError_t forward_quantize(Activation act, const T* in, U* out, cuda::std::size_t n,
+                             const float* scale, float* amax,
+                             amax_update update = amax_update::reset,
                              cudaStream_t stream = nullptr) {
   if (n != 0 && scale == nullptr) return cudaErrorInvalidValue;
   return detail::quantize<VecWidth>(act, in, out, n, 1.0f, scale, amax, update, stream);
 }
+#endif  // __CUDACC_RTC__
 
 }  // namespace cuact

@@ -11,8 +11,8 @@
 
 #include <cuda_runtime.h>
 
-#include <cstddef>
-#include <cstdint>
+#include <cuda/std/cstddef>
+#include <cuda/std/cstdint>
 
 /// Functions callable from host and device code. The per-thread kernel body is one of them, so
 /// the CPU tests run the very index logic the GPU runs.
@@ -24,7 +24,25 @@
 
 /// Kernels defined in headers get hidden visibility, so two shared objects that both include
 /// cuact do not resolve each other's kernel symbols (the cuCollections convention).
+/// NVRTC compiles one translation unit into its own module, so there is nothing to hide there (and
+/// it warns about the attribute).
+#if defined(__CUDACC_RTC__)
+#define CUACT_KERNEL __global__
+#else
 #define CUACT_KERNEL __global__ __attribute__((visibility("hidden")))
+#endif
+
+/// CUACT_DEVICE_RULE_BEGIN / _END enclose the __host__ __device__ functions that call an
+/// activation's members: there nvcc's warning 20011 ("calling a __host__ function("F") from a
+/// __host__ __device__ function") is an error, because a member that is not __device__ compiles
+/// to no device code and the kernel would write nothing.
+#if defined(__NVCC__) && !defined(__CUDACC_RTC__)
+#define CUACT_DEVICE_RULE_BEGIN _Pragma("nv_diagnostic push") _Pragma("nv_diag_error 20011")
+#define CUACT_DEVICE_RULE_END _Pragma("nv_diagnostic pop")
+#else
+#define CUACT_DEVICE_RULE_BEGIN
+#define CUACT_DEVICE_RULE_END
+#endif
 
 /// `#pragma unroll` in device code only (host compilers warn about the unknown pragma).
 #if defined(__CUDA_ARCH__)
@@ -43,8 +61,8 @@ struct type_list {
 };
 
 template <class... T>
-constexpr std::size_t max_size_of() {
-  std::size_t result = 0;
+__host__ __device__ constexpr cuda::std::size_t max_size_of() {
+  cuda::std::size_t result = 0;
   ((result = sizeof(T) > result ? sizeof(T) : result), ...);
   return result;
 }

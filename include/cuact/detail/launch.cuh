@@ -71,10 +71,12 @@
 ///   (but for a tabulated forward's table buffer: dispatch.cuh, get_table_buffer).
 #pragma once
 
-#include <atomic>
-#include <climits>
-#include <cstddef>
-#include <type_traits>
+#ifndef __CUDACC_RTC__
+#include <atomic>  // host-only: the caches of device and kernel facts
+#endif
+#include <cuda/std/climits>
+#include <cuda/std/cstddef>
+#include <cuda/std/type_traits>
 
 #include "config.cuh"
 
@@ -153,7 +155,7 @@ template <class A, class = void>
 inline constexpr unsigned compute_bound_passes_of = default_compute_bound_passes;
 template <class A>
 inline constexpr unsigned
-    compute_bound_passes_of<A, std::void_t<decltype(A::compute_bound_passes)>> =
+    compute_bound_passes_of<A, cuda::std::void_t<decltype(A::compute_bound_passes)>> =
         A::compute_bound_passes;
 
 /// Whether an op (or activation) declares `has_long_16bit_math = true`: its 16-bit forward keeps
@@ -161,8 +163,9 @@ inline constexpr unsigned
 template <class A, class = void>
 inline constexpr bool has_long_16bit_math_of = false;
 template <class A>
-inline constexpr bool has_long_16bit_math_of<A, std::void_t<decltype(A::has_long_16bit_math)>> =
-    A::has_long_16bit_math;
+inline constexpr bool
+    has_long_16bit_math_of<A, cuda::std::void_t<decltype(A::has_long_16bit_math)>> =
+        A::has_long_16bit_math;
 
 /// Whether an op (or activation) declares `has_short_float_math = true`: its float forward runs
 /// one vector per thread where the budget is not roomy for float math, as where it is (dispatch.cuh:
@@ -170,16 +173,18 @@ inline constexpr bool has_long_16bit_math_of<A, std::void_t<decltype(A::has_long
 template <class A, class = void>
 inline constexpr bool has_short_float_math_of = false;
 template <class A>
-inline constexpr bool has_short_float_math_of<A, std::void_t<decltype(A::has_short_float_math)>> =
-    A::has_short_float_math;
+inline constexpr bool
+    has_short_float_math_of<A, cuda::std::void_t<decltype(A::has_short_float_math)>> =
+        A::has_short_float_math;
 
 /// Whether an op (or activation) declares `gains_from_bulk_tiles = true`: a heavy one-input forward
 /// that runs as bulk tiles where the budget is roomy (takes_bulk_tiles).
 template <class A, class = void>
 inline constexpr bool gains_from_bulk_tiles_of = false;
 template <class A>
-inline constexpr bool gains_from_bulk_tiles_of<A, std::void_t<decltype(A::gains_from_bulk_tiles)>> =
-    A::gains_from_bulk_tiles;
+inline constexpr bool
+    gains_from_bulk_tiles_of<A, cuda::std::void_t<decltype(A::gains_from_bulk_tiles)>> =
+        A::gains_from_bulk_tiles;
 
 /// Threads per block: PyTorch's choice for elementwise kernels. On H200 128-thread blocks reached
 /// the copy ceiling where 1024-thread blocks lost 4-5% (block turnover at the end of the grid).
@@ -268,7 +273,7 @@ inline constexpr double moderated_loads_in_flight = 1.5;
 
 /// The default limit of dynamic shared memory per block (a launch above it needs an opt-in
 /// attribute): a residency cap that would need more is not applied.
-inline constexpr std::size_t default_dynamic_shared_limit = 48 * 1024;
+inline constexpr cuda::std::size_t default_dynamic_shared_limit = 48 * 1024;
 
 /// Threads per block of a tabulated forward where the device's budget is not tight: each block
 /// copies the 16 KiB table into shared memory before it starts, so blocks four times PyTorch's size
@@ -294,8 +299,10 @@ inline constexpr unsigned tabulated_tight_passes = 4;
 /// wins only where that is small against the data's time: H100, x memcpy, table against direct
 /// (table_variants.txt), 2^26: 0.95-0.96 against softplus 0.90, elu 0.93, sigmoid 0.97;
 /// 2^27: 0.97-0.98 against 0.91, 0.94, 0.98; 2^28: 0.99 against 0.92, 0.96, 0.994.
-inline constexpr std::size_t tabulated_min_elements = std::size_t(1) << 27;
+inline constexpr cuda::std::size_t tabulated_min_elements = cuda::std::size_t(1) << 27;
 
+// Host-only: the queries of the device and kernel (NVRTC compiles device code).
+#ifndef __CUDACC_RTC__
 /// Clears an error the runtime recorded for a failed query, so the caller gets it once, returned.
 inline cudaError_t returned(cudaError_t status) {
   if (status != cudaSuccess) cudaGetLastError();
@@ -373,6 +380,7 @@ inline cudaError_t get_device_facts(int device, device_facts& facts) {
   slot.sm_count.store(facts.sm_count, std::memory_order_release);
   return cudaSuccess;
 }
+#endif  // __CUDACC_RTC__
 
 /// What the launch model reads of one kernel instantiation on one device.
 struct kernel_facts {
@@ -383,6 +391,7 @@ struct kernel_facts {
   int local_bytes_per_thread = 0;  ///< local memory (register spills, local arrays)
 };
 
+#ifndef __CUDACC_RTC__
 /// Kernels whose facts are cached per parameter type and device: a parameter type may serve more
 /// than one kernel (the bias backward's stage 1, compiled twice: kernels/column_sum.cuh).
 inline constexpr int kernels_cached_per_params = 2;
@@ -442,6 +451,8 @@ cudaError_t get_kernel_facts(void (*kernel)(Params), int device, kernel_facts& f
   return cudaSuccess;
 }
 
+#endif  // __CUDACC_RTC__
+
 /// The activation's compute-cost hint as the launcher receives it.
 enum class cost_hint {
   estimate,  ///< no hint: estimated from the kernel's register count
@@ -462,7 +473,7 @@ enum class cost_hint {
 /// were tabulated in sessions 42-43, until their direct quantize ran in 16-element vectors (gelu
 /// 1.003-1.008 against the table's 0.988-0.989, with 10% zeros 1.006 against 0.930; gelu_tanh
 /// 0.999 against 0.990; fused_dispatch.cuh: run_quantize).
-inline constexpr bool tabulates(cost_hint hint, std::size_t n) {
+inline constexpr bool tabulates(cost_hint hint, cuda::std::size_t n) {
   return hint == cost_hint::estimate && n >= tabulated_min_elements;
 }
 
@@ -475,18 +486,18 @@ struct launch_shape {
   bool heavy;       ///< what the model took the operation to be (for benchmarks' reports)
   /// Dynamic shared memory per block, unused by the kernel: it caps the blocks resident per SM
   /// (throttled_resident_blocks, moderated_resident_blocks); 0 for none.
-  std::size_t dynamic_shared_bytes = 0;
+  cuda::std::size_t dynamic_shared_bytes = 0;
 };
 
 /// Whether one grid of `block`-thread blocks holds `threads` threads: gridDim.x's limit, INT_MAX
 /// blocks.
-inline bool grid_holds(std::size_t threads, unsigned block) {
-  return (threads + block - 1) / block <= static_cast<std::size_t>(INT_MAX);
+inline bool grid_holds(cuda::std::size_t threads, unsigned block) {
+  return (threads + block - 1) / block <= static_cast<cuda::std::size_t>(INT_MAX);
 }
 
 /// Blocks for `threads` threads, capped at gridDim.x's limit (grid_holds; the loop is
 /// grid-stride, so a capped grid, or any user grid, stays correct).
-inline unsigned grid_blocks(std::size_t threads, unsigned block) {
+inline unsigned grid_blocks(cuda::std::size_t threads, unsigned block) {
   return grid_holds(threads, block) ? static_cast<unsigned>((threads + block - 1) / block)
                                     : INT_MAX;
 }
@@ -495,43 +506,43 @@ inline unsigned grid_blocks(std::size_t threads, unsigned block) {
 /// (threads resident per SM x SMs). The model spreads it over every SM (one vector per thread in
 /// one pass: more per thread would leave SMs idle), and it never runs as bulk tiles.
 inline constexpr double little_work_waves = 4;
-inline bool is_little_work(std::size_t vectors, double threads_per_wave) {
+inline bool is_little_work(cuda::std::size_t vectors, double threads_per_wave) {
   return static_cast<double>(vectors) < little_work_waves * threads_per_wave;
 }
 
 /// Issued instructions per element the device can afford at full memory bandwidth:
 /// 128 thread-instructions per clock per SM (4 schedulers x 32 lanes) over elements per second.
-inline double instruction_budget(const device_facts& device, std::size_t bytes_per_element) {
+inline double instruction_budget(const device_facts& device, cuda::std::size_t bytes_per_element) {
   const double elements_per_second = device.bytes_per_second / bytes_per_element;
   return device.sm_count * device.sm_clock_hz * 128 / elements_per_second;
 }
 
 /// Whether an operation's data are float or wider: at least 4 bytes per array an element moves
 /// through (a compute-bound hint describes the float forward; 16-bit data take the heavy rule).
-inline bool is_float_data(std::size_t bytes_per_element, unsigned arrays_per_element) {
-  return bytes_per_element >= 4 * std::size_t(arrays_per_element);
+inline bool is_float_data(cuda::std::size_t bytes_per_element, unsigned arrays_per_element) {
+  return bytes_per_element >= 4 * cuda::std::size_t(arrays_per_element);
 }
 
 /// Whether every array an operation's element moves through holds 16-bit data (2 bytes each).
-inline bool is_half_data(std::size_t bytes_per_element, unsigned arrays_per_element) {
-  return bytes_per_element == 2 * std::size_t(arrays_per_element);
+inline bool is_half_data(cuda::std::size_t bytes_per_element, unsigned arrays_per_element) {
+  return bytes_per_element == 2 * cuda::std::size_t(arrays_per_element);
 }
 
 /// Whether every array an operation's element moves through holds float data (4 bytes each; not
 /// double, not a float-in, 16-bit-out cast).
-inline bool is_single_float_data(std::size_t bytes_per_element, unsigned arrays_per_element) {
-  return bytes_per_element == 4 * std::size_t(arrays_per_element);
+inline bool is_single_float_data(cuda::std::size_t bytes_per_element, unsigned arrays_per_element) {
+  return bytes_per_element == 4 * cuda::std::size_t(arrays_per_element);
 }
 
 /// Whether every array an operation's element moves through holds double data (8 bytes each).
-inline bool is_double_data(std::size_t bytes_per_element, unsigned arrays_per_element) {
-  return bytes_per_element == 8 * std::size_t(arrays_per_element);
+inline bool is_double_data(cuda::std::size_t bytes_per_element, unsigned arrays_per_element) {
+  return bytes_per_element == 8 * cuda::std::size_t(arrays_per_element);
 }
 
 /// Whether an operation moving `bytes_per_element` through `arrays_per_element` arrays is
 /// instruction-bound on `device`: its budget is under `budget_per_array` for each array (the rule
 /// behind the passes of heavy and compute-bound ops and the tabulated forward's shape).
-inline bool budget_is_tight(const device_facts& device, std::size_t bytes_per_element,
+inline bool budget_is_tight(const device_facts& device, cuda::std::size_t bytes_per_element,
                             unsigned arrays_per_element, double budget_per_array) {
   return instruction_budget(device, bytes_per_element) < budget_per_array * arrays_per_element;
 }
@@ -544,7 +555,7 @@ inline bool budget_is_tight(const device_facts& device, std::size_t bytes_per_el
 /// holds, heavy ops take the launches of cheap ones (dispatch.cuh: heavy_runs_one_vector; wide
 /// blocks, wide_threads_per_block).
 inline bool budget_is_roomy_for_float_math(const device_facts& device,
-                                           std::size_t bytes_per_element,
+                                           cuda::std::size_t bytes_per_element,
                                            unsigned arrays_per_element) {
   const bool half_data = is_half_data(bytes_per_element, arrays_per_element);
   const bool float_data = is_single_float_data(bytes_per_element, arrays_per_element);
@@ -566,7 +577,8 @@ inline bool budget_is_roomy_for_float_math(const device_facts& device,
 /// 0.993 -> 1.010); one pass alone gave the fp32 forwards 0.994-1.000. Where the budget is tight
 /// (an H200) such functors keep the two passes: fp32 ones ran 0.87 x memcpy in one vector and one
 /// pass there, 0.99 in two and two (model_launch_shape).
-inline bool estimate_takes_heavy_launch(const device_facts& device, std::size_t bytes_per_element,
+inline bool estimate_takes_heavy_launch(const device_facts& device,
+                                        cuda::std::size_t bytes_per_element,
                                         unsigned arrays_per_element) {
   return budget_is_roomy_for_float_math(device, bytes_per_element, arrays_per_element);
 }
@@ -577,7 +589,7 @@ inline bool estimate_takes_heavy_launch(const device_facts& device, std::size_t 
 /// blocks that keep throttled_loads_in_flight (`heavy`: throttled_heavy_loads_in_flight) x that,
 /// rounded up; 0 for no cap.
 inline unsigned throttled_resident_blocks(const device_facts& device, const kernel_facts& kernel,
-                                          std::size_t vector_load_bytes, bool heavy = false) {
+                                          cuda::std::size_t vector_load_bytes, bool heavy = false) {
   const double target = target_bytes_in_flight_per_sm(device);
   const double block_bytes = static_cast<double>(threads_per_block) * vector_load_bytes;
   if (kernel.resident_blocks_per_sm * block_bytes <= oversubscribed_loads_in_flight * target) {
@@ -594,7 +606,7 @@ inline unsigned throttled_resident_blocks(const device_facts& device, const kern
 /// rounded up to whole blocks (4 on an H200); 0 for no cap, where that is not fewer blocks than
 /// fit the SM's threads.
 inline unsigned moderated_resident_blocks(const device_facts& device,
-                                          std::size_t vector_load_bytes) {
+                                          cuda::std::size_t vector_load_bytes) {
   const double block_bytes = static_cast<double>(moderated_threads_per_block) * vector_load_bytes;
   const auto blocks = static_cast<unsigned>(
       moderated_loads_in_flight * target_bytes_in_flight_per_sm(device) / block_bytes + 0.999);
@@ -608,13 +620,14 @@ inline unsigned moderated_resident_blocks(const device_facts& device,
 /// more than a (blocks + 1)-th of the SM's shared memory each, at most a blocks-th. 0 where
 /// `blocks` is 0, the device's shared memory is not known, or it would exceed
 /// default_dynamic_shared_limit.
-inline std::size_t shared_bytes_for_resident_blocks(const device_facts& device, unsigned blocks) {
+inline cuda::std::size_t shared_bytes_for_resident_blocks(const device_facts& device,
+                                                          unsigned blocks) {
   if (blocks == 0 || device.shared_bytes_per_sm <= 0) return 0;
-  const auto per_sm = static_cast<std::size_t>(device.shared_bytes_per_sm);
-  const auto reserved = static_cast<std::size_t>(
+  const auto per_sm = static_cast<cuda::std::size_t>(device.shared_bytes_per_sm);
+  const auto reserved = static_cast<cuda::std::size_t>(
       device.reserved_shared_bytes_per_block > 0 ? device.reserved_shared_bytes_per_block : 0);
-  const std::size_t more_than = per_sm / (blocks + 1) + 1;  // per block, reservation included
-  std::size_t bytes = more_than > reserved ? more_than - reserved : 0;
+  const cuda::std::size_t more_than = per_sm / (blocks + 1) + 1;  // per block, reservation included
+  cuda::std::size_t bytes = more_than > reserved ? more_than - reserved : 0;
   bytes = (bytes + 127) / 128 * 128;
   if (bytes == 0 || (bytes + reserved) * blocks > per_sm || bytes > default_dynamic_shared_limit) {
     return 0;
@@ -631,8 +644,10 @@ inline std::size_t shared_bytes_for_resident_blocks(const device_facts& device, 
 /// `min_vectors_per_thread` a floor on the vectors in flight where the work fills the GPU (a walk
 /// over rows keeps its rows in flight: rows_params).
 inline launch_shape model_launch_shape(const device_facts& device, const kernel_facts& kernel,
-                                       cost_hint hint, std::size_t vectors, std::size_t scalars,
-                                       std::size_t vector_load_bytes, std::size_t bytes_per_element,
+                                       cost_hint hint, cuda::std::size_t vectors,
+                                       cuda::std::size_t scalars,
+                                       cuda::std::size_t vector_load_bytes,
+                                       cuda::std::size_t bytes_per_element,
                                        unsigned arrays_per_element, unsigned max_vectors_per_thread,
                                        unsigned compute_bound_passes = default_compute_bound_passes,
                                        unsigned min_vectors_per_thread = 1) {
@@ -677,9 +692,9 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
   if (passes > 1 && static_cast<double>(passes) > full_waves) {
     passes = full_waves < 1 ? 1u : static_cast<unsigned>(full_waves);
   }
-  const std::size_t vector_threads =
-      (vectors + std::size_t(k) * passes - 1) / (std::size_t(k) * passes);
-  const std::size_t threads = vector_threads > scalars ? vector_threads : scalars;
+  const cuda::std::size_t vector_threads =
+      (vectors + cuda::std::size_t(k) * passes - 1) / (cuda::std::size_t(k) * passes);
+  const cuda::std::size_t threads = vector_threads > scalars ? vector_threads : scalars;
   // A one-pass, one-vector op over three arrays whose kernel fills the SM, a heavy one only where
   // the budget leaves its math room: capped to fewer resident blocks where its loads in flight
   // oversubscribe the device's memory (throttled_resident_blocks), else moderated (below) or
@@ -688,7 +703,7 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
   const bool one_pass_of_three =
       arrays_per_element == 3 && k == 1 && passes == 1 && fills_sm && !little_work &&
       (!heavy || budget_is_roomy_for_float_math(device, bytes_per_element, arrays_per_element));
-  const std::size_t throttle_bytes =
+  const cuda::std::size_t throttle_bytes =
       one_pass_of_three
           ? shared_bytes_for_resident_blocks(
                 device, throttled_resident_blocks(device, kernel, vector_load_bytes, heavy))
@@ -699,7 +714,7 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
                          (is_half_data(bytes_per_element, arrays_per_element) ||
                           is_single_float_data(bytes_per_element, arrays_per_element) ||
                           is_double_data(bytes_per_element, arrays_per_element));
-  const std::size_t moderate_bytes =
+  const cuda::std::size_t moderate_bytes =
       moderated ? shared_bytes_for_resident_blocks(
                       device, moderated_resident_blocks(device, vector_load_bytes))
                 : 0;
@@ -707,17 +722,17 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
   const unsigned block = moderate_bytes != 0 ? moderated_threads_per_block
                          : wide              ? wide_threads_per_block
                                              : threads_per_block;
-  const std::size_t cap_bytes = moderate_bytes != 0 ? moderate_bytes : throttle_bytes;
+  const cuda::std::size_t cap_bytes = moderate_bytes != 0 ? moderate_bytes : throttle_bytes;
   return {grid_blocks(threads, block), block, k, passes, heavy, cap_bytes};
 }
 
 /// The shape of `block`-thread blocks whose threads take k vectors per step in `passes` steps
 /// over `vectors` vectors (or one scalar each, where `scalars` is more).
-inline launch_shape fixed_launch_shape(std::size_t vectors, std::size_t scalars, unsigned block,
-                                       unsigned k, unsigned passes) {
-  const std::size_t vector_threads =
-      (vectors + std::size_t(k) * passes - 1) / (std::size_t(k) * passes);
-  const std::size_t threads = vector_threads > scalars ? vector_threads : scalars;
+inline launch_shape fixed_launch_shape(cuda::std::size_t vectors, cuda::std::size_t scalars,
+                                       unsigned block, unsigned k, unsigned passes) {
+  const cuda::std::size_t vector_threads =
+      (vectors + cuda::std::size_t(k) * passes - 1) / (cuda::std::size_t(k) * passes);
+  const cuda::std::size_t threads = vector_threads > scalars ? vector_threads : scalars;
   return {grid_blocks(threads, block), block, k, passes, true};
 }
 
@@ -725,8 +740,9 @@ inline launch_shape fixed_launch_shape(std::size_t vectors, std::size_t scalars,
 /// kernel's limit); 512-thread blocks in one pass, or where the device's budget for a bf16 forward
 /// (2 bytes read and 2 written per element, two arrays) is tight, 256-thread blocks in four passes
 /// (tabulated_tight_threads_per_block).
-inline launch_shape tabulated_launch_shape(const device_facts& device, std::size_t vectors,
-                                           std::size_t scalars, unsigned max_vectors_per_thread) {
+inline launch_shape tabulated_launch_shape(const device_facts& device, cuda::std::size_t vectors,
+                                           cuda::std::size_t scalars,
+                                           unsigned max_vectors_per_thread) {
   const bool tight = budget_is_tight(device, 4, 2, instruction_bound_budget_per_array);
   const unsigned block = tight ? tabulated_tight_threads_per_block : tabulated_threads_per_block;
   const unsigned passes = tight ? tabulated_tight_passes : 1;
@@ -784,7 +800,7 @@ inline constexpr unsigned bulk_tile_threads_per_block = 256;
 ///   device is the H100 class by float data's test: where a float forward's budget is roomy.
 inline bool takes_bulk_tiles(const device_facts& device, const kernel_facts& bulk_kernel,
                              cost_hint hint, bool gains, const launch_shape& shape,
-                             std::size_t vectors, std::size_t bytes_per_element,
+                             cuda::std::size_t vectors, cuda::std::size_t bytes_per_element,
                              unsigned arrays_per_element) {
   const double full_sm_wave = static_cast<double>(device.sm_count) * device.max_threads_per_sm;
   if (CUACT_BULK_TILES == 0 || bulk_kernel.binary_version < 90 || arrays_per_element != 2 ||
@@ -793,9 +809,9 @@ inline bool takes_bulk_tiles(const device_facts& device, const kernel_facts& bul
   }
   if (CUACT_BULK_TILES == 2) return true;
   const bool declared = hint == cost_hint::light || (hint == cost_hint::heavy && gains);
-  const std::size_t judged_bytes = is_double_data(bytes_per_element, arrays_per_element)
-                                       ? 4 * std::size_t(arrays_per_element)
-                                       : bytes_per_element;
+  const cuda::std::size_t judged_bytes = is_double_data(bytes_per_element, arrays_per_element)
+                                             ? 4 * cuda::std::size_t(arrays_per_element)
+                                             : bytes_per_element;
   return declared && budget_is_roomy_for_float_math(device, judged_bytes, arrays_per_element) &&
          shape.passes == 1 && shape.vectors_per_thread == 1;
 }
@@ -804,8 +820,8 @@ inline bool takes_bulk_tiles(const device_facts& device, const kernel_facts& bul
 /// as `modelled`: a block of bulk_tile_threads_per_block threads per tile of as many vectors (the
 /// kernel takes one tile per block: kernels/bulk_tile.cuh; a grid that grid_holds does not hold,
 /// takes_bulk_tiles rules out), `staging_bytes` of dynamic shared memory per block.
-inline launch_shape bulk_tile_launch_shape(const launch_shape& modelled, std::size_t vectors,
-                                           std::size_t staging_bytes) {
+inline launch_shape bulk_tile_launch_shape(const launch_shape& modelled, cuda::std::size_t vectors,
+                                           cuda::std::size_t staging_bytes) {
   return {grid_blocks(vectors, bulk_tile_threads_per_block),
           bulk_tile_threads_per_block,
           1,
@@ -814,6 +830,8 @@ inline launch_shape bulk_tile_launch_shape(const launch_shape& modelled, std::si
           staging_bytes};
 }
 
+// Host-only: the launch.
+#ifndef __CUDACC_RTC__
 /// The device's facts and the kernel's on it (both cached), what a launch shape is modelled from.
 template <class Params>
 cudaError_t get_launch_facts(void (*kernel)(Params), int device, device_facts& device_info,
@@ -827,10 +845,10 @@ cudaError_t get_launch_facts(void (*kernel)(Params), int device, device_facts& d
 /// Reads the device's and the kernel's facts (cached) and returns the modelled shape.
 template <class Params>
 cudaError_t choose_launch_shape(void (*kernel)(Params), int device, cost_hint hint,
-                                std::size_t vectors, std::size_t scalars,
-                                std::size_t vector_load_bytes, std::size_t bytes_per_element,
-                                unsigned arrays_per_element, unsigned max_vectors_per_thread,
-                                launch_shape& shape,
+                                cuda::std::size_t vectors, cuda::std::size_t scalars,
+                                cuda::std::size_t vector_load_bytes,
+                                cuda::std::size_t bytes_per_element, unsigned arrays_per_element,
+                                unsigned max_vectors_per_thread, launch_shape& shape,
                                 unsigned compute_bound_passes = default_compute_bound_passes,
                                 unsigned min_vectors_per_thread = 1) {
   device_facts device_info{};
@@ -854,7 +872,7 @@ cudaError_t choose_launch_shape(void (*kernel)(Params), int device, cost_hint hi
 template <class Params>
 cudaError_t launch_kernel_grid(void (*kernel)(Params), const Params& params, dim3 grid,
                                unsigned threads_per_block, cudaStream_t stream,
-                               std::size_t dynamic_shared_bytes = 0,
+                               cuda::std::size_t dynamic_shared_bytes = 0,
                                bool overlap_previous = false) {
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
@@ -878,6 +896,8 @@ cudaError_t launch_kernel(void (*kernel)(Params), const Params& params, const la
   return launch_kernel_grid(kernel, params, dim3(shape.blocks), shape.threads_per_block, stream,
                             shape.dynamic_shared_bytes);
 }
+
+#endif  // __CUDACC_RTC__
 
 }  // namespace detail
 }  // namespace cuact

@@ -12,9 +12,9 @@
 #include <cuda_fp16.h>
 #include <cuda/std/bit>
 
-#include <cmath>
-#include <cstdint>
-#include <type_traits>
+#include <cuda/std/cmath>
+#include <cuda/std/cstdint>
+#include <cuda/std/type_traits>
 
 #include "config.cuh"
 
@@ -80,7 +80,7 @@ CUACT_HOST_DEVICE C clamp_by_selects(C x, C lo, C hi) {
 template <class C>
 CUACT_HOST_DEVICE C clamp_keeping_nan(C x, C lo, C hi) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if constexpr (std::is_same_v<C, float>) {
+  if constexpr (cuda::std::is_same_v<C, float>) {
     float y;
     asm("max.NaN.f32 %0, %1, %2;" : "=f"(y) : "f"(x), "f"(lo));
     asm("min.NaN.f32 %0, %0, %1;" : "+f"(y) : "f"(hi));
@@ -198,8 +198,10 @@ CUACT_HOST_DEVICE double expm1_nonpositive(double x) {
   q = ::fma(q, r, 0.5);
   const double p = ::fma(r * r, q, r);
   // k in [-58, 0] is the low 32 bits of `shifted`, two's complement
-  const auto k_bits = static_cast<std::int32_t>(cuda::std::bit_cast<std::uint64_t>(shifted));
-  const double two_k = cuda::std::bit_cast<double>(static_cast<std::uint64_t>(k_bits + 1023) << 52);
+  const auto k_bits =
+      static_cast<cuda::std::int32_t>(cuda::std::bit_cast<cuda::std::uint64_t>(shifted));
+  const double two_k =
+      cuda::std::bit_cast<double>(static_cast<cuda::std::uint64_t>(k_bits + 1023) << 52);
   const double result = ::fma(two_k, p, two_k - 1.0);
   return x == 0.0 ? x : result;  // expm1(-0) = -0, which the fma would turn into +0
 }
@@ -357,7 +359,7 @@ struct tag_storage<Tag<Storage>> {
 /// `tanh.approx`.
 template <class R>
 inline constexpr bool rounds_to_8_significant_bits_v =
-    R::storage_bits <= 8 || std::is_same_v<typename tag_storage<R>::type, __nv_bfloat16>;
+    R::storage_bits <= 8 || cuda::std::is_same_v<typename tag_storage<R>::type, __nv_bfloat16>;
 
 // ---- small pieces shared by the accurate paths ------------------------------------------------
 

@@ -7,7 +7,7 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
-#include <type_traits>
+#include <cuda/std/type_traits>
 
 #include "config.cuh"
 
@@ -17,13 +17,13 @@ namespace detail {
 /// Types an operation may read or write.
 template <class T>
 inline constexpr bool is_supported_type_v =
-    std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, __half> ||
-    std::is_same_v<T, __nv_bfloat16>;
+    cuda::std::is_same_v<T, float> || cuda::std::is_same_v<T, double> ||
+    cuda::std::is_same_v<T, __half> || cuda::std::is_same_v<T, __nv_bfloat16>;
 
 /// Types an operation may only write: 8-bit floats, produced by saturating conversion from float.
 template <class T>
 inline constexpr bool is_output_only_type_v =
-    std::is_same_v<T, __nv_fp8_e4m3> || std::is_same_v<T, __nv_fp8_e5m2>;
+    cuda::std::is_same_v<T, __nv_fp8_e4m3> || cuda::std::is_same_v<T, __nv_fp8_e5m2>;
 
 /// The arithmetic type for storage type T: 16-bit and 8-bit types compute in float (their own
 /// arithmetic would round after every operation and is no faster on a memory-bound kernel).
@@ -59,15 +59,15 @@ CUACT_HOST_DEVICE double to_compute(double v) { return v; }
 /// value (NaN stays NaN), as TransformerEngine's fp8 casts do.
 template <class T, class C>
 CUACT_HOST_DEVICE T from_compute(C v) {
-  if constexpr (std::is_same_v<T, __half>) {
+  if constexpr (cuda::std::is_same_v<T, __half>) {
     return __float2half_rn(static_cast<float>(v));
-  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+  } else if constexpr (cuda::std::is_same_v<T, __nv_bfloat16>) {
     return __float2bfloat16_rn(static_cast<float>(v));
-  } else if constexpr (std::is_same_v<T, __nv_fp8_e4m3>) {
+  } else if constexpr (cuda::std::is_same_v<T, __nv_fp8_e4m3>) {
     __nv_fp8_e4m3 result;
     result.__x = __nv_cvt_float_to_fp8(static_cast<float>(v), __NV_SATFINITE, __NV_E4M3);
     return result;
-  } else if constexpr (std::is_same_v<T, __nv_fp8_e5m2>) {
+  } else if constexpr (cuda::std::is_same_v<T, __nv_fp8_e5m2>) {
     __nv_fp8_e5m2 result;
     result.__x = __nv_cvt_float_to_fp8(static_cast<float>(v), __NV_SATFINITE, __NV_E5M2);
     return result;

@@ -21,10 +21,10 @@
 #endif
 #include <cuda/std/tuple>
 
-#include <cstddef>
-#include <cstdint>
-#include <type_traits>
-#include <utility>
+#include <cuda/std/cstddef>
+#include <cuda/std/cstdint>
+#include <cuda/std/type_traits>
+#include <cuda/std/utility>
 
 #include "../config.cuh"
 #include "elementwise.cuh"
@@ -33,7 +33,7 @@ namespace cuact {
 namespace detail {
 
 /// Bytes of one vector of each input, the unit of a bulk copy (16: its size and alignment).
-inline constexpr std::size_t bulk_copy_vector_bytes = 16;
+inline constexpr cuda::std::size_t bulk_copy_vector_bytes = 16;
 
 /// Whether params can run as bulk tiles: every input's vector is bulk_copy_vector_bytes (the copy
 /// moves whole 16-byte units from 16-byte-aligned addresses, which make_params' head gives every
@@ -49,7 +49,7 @@ inline constexpr bool
 
 /// One tile: vectors [first_vector, first_vector + vectors) of the params' full vectors.
 struct bulk_tile {
-  std::size_t first_vector;
+  cuda::std::size_t first_vector;
   unsigned vectors;  ///< tile_vectors, fewer for the last tile, 0 for a block past the last
 };
 
@@ -57,23 +57,23 @@ struct bulk_tile {
 /// from block x tile_vectors on, none where that is past the last.
 template <class Params>
 CUACT_HOST_DEVICE bulk_tile bulk_tile_of_block(const Params& params, unsigned tile_vectors,
-                                               std::size_t block) {
-  const std::size_t first = block * tile_vectors;
-  const std::size_t left = first < params.vectors ? params.vectors - first : 0;
+                                               cuda::std::size_t block) {
+  const cuda::std::size_t first = block * tile_vectors;
+  const cuda::std::size_t left = first < params.vectors ? params.vectors - first : 0;
   return {first, static_cast<unsigned>(left < tile_vectors ? left : tile_vectors)};
 }
 
 /// Whether a grid of `blocks` blocks of tile_vectors threads covers params' tiles, as
 /// bulk_tile_kernel requires: a block per tile.
 template <class Params>
-CUACT_HOST_DEVICE bool bulk_grid_covers(const Params& params, std::size_t blocks,
+CUACT_HOST_DEVICE bool bulk_grid_covers(const Params& params, cuda::std::size_t blocks,
                                         unsigned tile_vectors) {
   return blocks * tile_vectors >= params.vectors;
 }
 
 /// Where input K's part of `tile` starts in global memory; the tile's bytes of each input are
 /// tile.vectors x bulk_copy_vector_bytes from there.
-template <std::size_t K, class Params>
+template <cuda::std::size_t K, class Params>
 CUACT_HOST_DEVICE const void* bulk_tile_source(const Params& params, const bulk_tile& tile) {
   return cuda::std::get<K>(params.inputs) + params.head + tile.first_vector * Params::vec_width;
 }
@@ -81,23 +81,24 @@ CUACT_HOST_DEVICE const void* bulk_tile_source(const Params& params, const bulk_
 /// Bytes of dynamic shared memory a block of tile_vectors threads stages its tile in: each
 /// input's part after the previous one's.
 template <class Params>
-CUACT_HOST_DEVICE constexpr std::size_t bulk_tile_staging_bytes(unsigned tile_vectors) {
-  return std::size_t(tile_vectors) * Params::num_inputs * bulk_copy_vector_bytes;
+CUACT_HOST_DEVICE constexpr cuda::std::size_t bulk_tile_staging_bytes(unsigned tile_vectors) {
+  return cuda::std::size_t(tile_vectors) * Params::num_inputs * bulk_copy_vector_bytes;
 }
 
 /// compute_staged_vector's body, with the inputs' index sequence.
 #pragma nv_exec_check_disable
-template <class Op, int VecWidth, class... Out, class... In, class Access, std::size_t... I>
+template <class Op, int VecWidth, class... Out, class... In, class Access, cuda::std::size_t... I>
 CUACT_HOST_DEVICE void compute_staged_inputs(
     const elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>& params,
     const bulk_tile& tile, unsigned tile_vectors, unsigned lane, const void* staging,
-    const Access& access, std::index_sequence<I...> inputs) {
+    const Access& access, cuda::std::index_sequence<I...> inputs) {
   const auto* staged = static_cast<const unsigned char*>(staging);
   const cuda::std::tuple<held_vector_t<In, VecWidth>...> loaded{
       *reinterpret_cast<const held_vector_t<In, VecWidth>*>(
           staged + (I * tile_vectors + lane) * bulk_copy_vector_bytes)...};
   compute_and_store<VecWidth>(params, params.head + (tile.first_vector + lane) * VecWidth, loaded,
-                              no_vector_state{}, access, inputs, std::index_sequence_for<Out...>{});
+                              no_vector_state{}, access, inputs,
+                              cuda::std::index_sequence_for<Out...>{});
 }
 
 /// Lane `lane` (< tile.vectors) of a block computes vector `lane` of `tile` from `staging` (the
@@ -109,7 +110,7 @@ CUACT_HOST_DEVICE void compute_staged_vector(const Params& params, const bulk_ti
                                              unsigned tile_vectors, unsigned lane,
                                              const void* staging, const Access& access) {
   compute_staged_inputs(params, tile, tile_vectors, lane, staging, access,
-                        std::make_index_sequence<Params::num_inputs>{});
+                        cuda::std::make_index_sequence<Params::num_inputs>{});
 }
 
 /// Alignment of the staging buffer in shared memory. cp.async.bulk needs 16 bytes, which a uint4
@@ -133,14 +134,15 @@ __device__ __forceinline__ uint4* bulk_tile_staging() {
 
 /// Thread 0's part of a tile: the copies of every input's part into `stage`, announced to the
 /// mbarrier `staged` with their bytes.
-template <class Params, std::size_t... K>
+template <class Params, cuda::std::size_t... K>
 __device__ __forceinline__ void issue_bulk_tile(const Params& params, const bulk_tile& tile,
                                                 unsigned tile_vectors, uint4* stage,
-                                                std::uint64_t* staged, std::index_sequence<K...>) {
+                                                cuda::std::uint64_t* staged,
+                                                cuda::std::index_sequence<K...>) {
   namespace ptx = cuda::ptx;
-  const auto bytes = static_cast<std::uint32_t>(tile.vectors * bulk_copy_vector_bytes);
+  const auto bytes = static_cast<cuda::std::uint32_t>(tile.vectors * bulk_copy_vector_bytes);
   ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, staged,
-                                 bytes * static_cast<std::uint32_t>(sizeof...(K)));
+                                 bytes * static_cast<cuda::std::uint32_t>(sizeof...(K)));
   (ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global, stage + K * tile_vectors,
                       bulk_tile_source<K>(params, tile), bytes, staged),
    ...);
@@ -172,7 +174,7 @@ CUACT_KERNEL void bulk_tile_kernel(const Params params) {
   static_assert(bulk_tiles_fit_v<Params>, "cuact: these params do not run as bulk tiles");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   namespace ptx = cuda::ptx;
-  __shared__ std::uint64_t staged;  // the mbarrier the tile's copies complete on
+  __shared__ cuda::std::uint64_t staged;  // the mbarrier the tile's copies complete on
   const unsigned tile_vectors = blockDim.x;
   const bulk_tile tile = bulk_tile_of_block(params, tile_vectors, blockIdx.x);
   if (tile.vectors != 0) {  // the same for every thread of the block
@@ -180,7 +182,7 @@ CUACT_KERNEL void bulk_tile_kernel(const Params params) {
       ptx::mbarrier_init(&staged, 1);
       ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
       issue_bulk_tile(params, tile, tile_vectors, bulk_tile_staging(), &staged,
-                      std::make_index_sequence<Params::num_inputs>{});
+                      cuda::std::make_index_sequence<Params::num_inputs>{});
     }
     __syncthreads();
     while (!ptx::mbarrier_try_wait_parity(&staged, 0u)) {
@@ -191,8 +193,9 @@ CUACT_KERNEL void bulk_tile_kernel(const Params params) {
     }
   }
 #endif
-  const std::size_t thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::size_t num_threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  const cuda::std::size_t thread =
+      static_cast<cuda::std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const cuda::std::size_t num_threads = static_cast<cuda::std::size_t>(gridDim.x) * blockDim.x;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if constexpr (TakesScalars) scalar_steps(params, thread, num_threads, global_memory_access{});
 #else

@@ -22,7 +22,7 @@
 /// thread per column reads them coalesced across the warp.
 #pragma once
 
-#include <cstddef>
+#include <cuda/std/cstddef>
 
 #include "../config.cuh"
 #include "../numeric.cuh"
@@ -37,20 +37,21 @@ namespace detail {
 /// small (stage 2 reads chunks x cols of them: 35 MB for 4096 x 393216 fp32, against 19 GB that
 /// stage 1 moves). A constant, not a device fact: the chunking, hence the summation order, must
 /// not depend on the GPU.
-inline constexpr std::size_t bias_gradient_target_threads = std::size_t(1) << 21;
+inline constexpr cuda::std::size_t bias_gradient_target_threads = cuda::std::size_t(1) << 21;
 
 /// Row chunks and rows per chunk of stage 1 for a [rows, cols] layout of T (vector width V).
 struct row_chunks {
-  std::size_t chunks;
-  std::size_t rows_per_chunk;
+  cuda::std::size_t chunks;
+  cuda::std::size_t rows_per_chunk;
 };
-inline row_chunks bias_gradient_chunks(std::size_t rows, std::size_t cols, int vec_width) {
+inline row_chunks bias_gradient_chunks(cuda::std::size_t rows, cuda::std::size_t cols,
+                                       int vec_width) {
   if (rows == 0 || cols == 0) return {0, 0};
-  const std::size_t column_threads = (cols + vec_width - 1) / vec_width;
-  std::size_t chunks = (bias_gradient_target_threads + column_threads - 1) / column_threads;
-  const std::size_t cap = rows < 65535 ? rows : 65535;  // gridDim.y
+  const cuda::std::size_t column_threads = (cols + vec_width - 1) / vec_width;
+  cuda::std::size_t chunks = (bias_gradient_target_threads + column_threads - 1) / column_threads;
+  const cuda::std::size_t cap = rows < 65535 ? rows : 65535;  // gridDim.y
   chunks = chunks < 1 ? 1 : (chunks > cap ? cap : chunks);
-  const std::size_t per_chunk = (rows + chunks - 1) / chunks;
+  const cuda::std::size_t per_chunk = (rows + chunks - 1) / chunks;
   return {(rows + per_chunk - 1) / per_chunk, per_chunk};
 }
 
@@ -65,13 +66,13 @@ struct bias_gradient_params {
   const T* dy;
   T* dx;
   accumulate_t* partial;  ///< [chunks, cols]
-  std::size_t rows;
-  std::size_t cols;
-  std::size_t rows_per_chunk;
-  std::size_t head;     ///< per row: scalar columns before the first vector
-  std::size_t vectors;  ///< per row: vectors after the head
-  std::size_t tail;     ///< per row: scalar columns after the vectors
-  Op op;                ///< dx = op(x, bias, dy) on compute-type values
+  cuda::std::size_t rows;
+  cuda::std::size_t cols;
+  cuda::std::size_t rows_per_chunk;
+  cuda::std::size_t head;     ///< per row: scalar columns before the first vector
+  cuda::std::size_t vectors;  ///< per row: vectors after the head
+  cuda::std::size_t tail;     ///< per row: scalar columns after the vectors
+  Op op;                      ///< dx = op(x, bias, dy) on compute-type values
 };
 
 /// Rows of a chunk whose loads stage 1 issues together, by the elementwise engine's rule
@@ -85,13 +86,14 @@ inline constexpr int bias_gradient_rows_in_flight =
 /// Rows [r, r + InFlight) below end_row of x and dy, at columns [c0, c0 + the held width).
 #pragma nv_exec_check_disable
 template <int InFlight, class Held, class Params, class Access>
-CUACT_HOST_DEVICE void load_bias_gradient_rows(const Params& p, std::size_t r, std::size_t end_row,
-                                               std::size_t c0, Held (&xs)[InFlight],
-                                               Held (&dys)[InFlight], const Access& access) {
+CUACT_HOST_DEVICE void load_bias_gradient_rows(const Params& p, cuda::std::size_t r,
+                                               cuda::std::size_t end_row, cuda::std::size_t c0,
+                                               Held (&xs)[InFlight], Held (&dys)[InFlight],
+                                               const Access& access) {
   CUACT_UNROLL
   for (int u = 0; u < InFlight; ++u) {
     if (r + u < end_row) {
-      const std::size_t at = (r + u) * p.cols + c0;
+      const cuda::std::size_t at = (r + u) * p.cols + c0;
       xs[u] = access.load(reinterpret_cast<const Held*>(p.x + at));
       dys[u] = access.load(reinterpret_cast<const Held*>(p.dy + at));
     }
@@ -105,13 +107,13 @@ CUACT_HOST_DEVICE void load_bias_gradient_rows(const Params& p, std::size_t r, s
 #pragma nv_exec_check_disable
 template <int Width, class Op, int VecWidth, class T, class Access>
 CUACT_HOST_DEVICE void bias_gradient_columns(const bias_gradient_params<Op, VecWidth, T>& p,
-                                             std::size_t chunk, std::size_t c0,
+                                             cuda::std::size_t chunk, cuda::std::size_t c0,
                                              const Access& access) {
   using A = compute_t<T>;
   using held = held_vector_t<T, Width>;
   constexpr int in_flight = bias_gradient_rows_in_flight<held>;
-  const std::size_t first_row = chunk * p.rows_per_chunk;
-  const std::size_t end_row =
+  const cuda::std::size_t first_row = chunk * p.rows_per_chunk;
+  const cuda::std::size_t end_row =
       p.rows - first_row < p.rows_per_chunk ? p.rows : first_row + p.rows_per_chunk;
   const vector_of<A, Width> bias =
       lanes_of<T, Width>(access.load(reinterpret_cast<const held*>(p.bias + c0)));
@@ -128,7 +130,7 @@ CUACT_HOST_DEVICE void bias_gradient_columns(const bias_gradient_params<Op, VecW
   // (bf16). The walking forward (rows.cuh) lost with the same change (0.747 -> 0.657 fp32): it
   // already loads two rows per step, and prefetching halved that.
   load_bias_gradient_rows(p, first_row, end_row, c0, x, dy, access);
-  for (std::size_t r = first_row; r < end_row; r += in_flight) {
+  for (cuda::std::size_t r = first_row; r < end_row; r += in_flight) {
 #ifdef __CUDA_ARCH__
     held next_x[in_flight];  // past end_row: never loaded, copied, never used
     held next_dy[in_flight];
@@ -176,13 +178,14 @@ CUACT_HOST_DEVICE void bias_gradient_columns(const bias_gradient_params<Op, VecW
 #pragma nv_exec_check_disable
 template <class Op, int VecWidth, class T, class Access = global_memory_access>
 CUACT_HOST_DEVICE void bias_gradient_thread(const bias_gradient_params<Op, VecWidth, T>& p,
-                                            std::size_t chunk, std::size_t thread,
-                                            std::size_t num_threads, const Access& access = {}) {
-  for (std::size_t v = thread; v < p.vectors; v += num_threads) {
+                                            cuda::std::size_t chunk, cuda::std::size_t thread,
+                                            cuda::std::size_t num_threads,
+                                            const Access& access = {}) {
+  for (cuda::std::size_t v = thread; v < p.vectors; v += num_threads) {
     bias_gradient_columns<VecWidth>(p, chunk, p.head + v * VecWidth, access);
   }
-  const std::size_t scalars = p.head + p.tail;
-  for (std::size_t s = thread; s < scalars; s += num_threads) {
+  const cuda::std::size_t scalars = p.head + p.tail;
+  for (cuda::std::size_t s = thread; s < scalars; s += num_threads) {
     bias_gradient_columns<1>(p, chunk, s < p.head ? s : s + p.vectors * VecWidth, access);
   }
 }
@@ -191,10 +194,12 @@ CUACT_HOST_DEVICE void bias_gradient_thread(const bias_gradient_params<Op, VecWi
 /// columns, chunks blockIdx.y, blockIdx.y + gridDim.y, ...
 template <class Params>
 __device__ void bias_gradient_grid(const Params& params) {
-  const std::size_t thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::size_t num_threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  const std::size_t chunks = (params.rows + params.rows_per_chunk - 1) / params.rows_per_chunk;
-  for (std::size_t chunk = blockIdx.y; chunk < chunks; chunk += gridDim.y) {
+  const cuda::std::size_t thread =
+      static_cast<cuda::std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const cuda::std::size_t num_threads = static_cast<cuda::std::size_t>(gridDim.x) * blockDim.x;
+  const cuda::std::size_t chunks =
+      (params.rows + params.rows_per_chunk - 1) / params.rows_per_chunk;
+  for (cuda::std::size_t chunk = blockIdx.y; chunk < chunks; chunk += gridDim.y) {
     bias_gradient_thread(params, chunk, thread, num_threads, vector_store_access{});
   }
 }
@@ -225,18 +230,18 @@ template <int VecWidth, class Op, class T>
 bias_gradient_params<Op, VecWidth, T> make_bias_gradient_params(Op op, const T* x, const T* bias,
                                                                 const T* dy, T* dx,
                                                                 compute_t<T>* partial,
-                                                                std::size_t rows,
-                                                                std::size_t cols) {
+                                                                cuda::std::size_t rows,
+                                                                cuda::std::size_t cols) {
   bias_gradient_params<Op, VecWidth, T> p{
       x,       bias, dy,   dx,
       partial, rows, cols, bias_gradient_chunks(rows, cols, VecWidth).rows_per_chunk,
       0,       0,    cols, op};
-  const std::size_t offset = offset_in_vector<VecWidth>(x);
+  const cuda::std::size_t offset = offset_in_vector<VecWidth>(x);
   const bool co_aligned = cols % VecWidth == 0 && offset_in_vector<VecWidth>(bias) == offset &&
                           offset_in_vector<VecWidth>(dy) == offset &&
                           offset_in_vector<VecWidth>(dx) == offset;
   if (co_aligned) {
-    const std::size_t to_boundary = (VecWidth - offset) % VecWidth;
+    const cuda::std::size_t to_boundary = (VecWidth - offset) % VecWidth;
     p.head = to_boundary < cols ? to_boundary : cols;
     p.vectors = (cols - p.head) / VecWidth;
     p.tail = cols - p.head - p.vectors * VecWidth;
@@ -248,12 +253,12 @@ bias_gradient_params<Op, VecWidth, T> make_bias_gradient_params(Op op, const T* 
 /// partial[k, c] over k = 0, 1, ..., chunks - 1, in that order.
 #pragma nv_exec_check_disable
 template <class A, class T, class Access = global_memory_access>
-CUACT_HOST_DEVICE void column_sum_thread(const A* partial, std::size_t chunks, std::size_t cols,
-                                         T* out, std::size_t thread, std::size_t num_threads,
-                                         const Access& access = {}) {
-  for (std::size_t c = thread; c < cols; c += num_threads) {
+CUACT_HOST_DEVICE void column_sum_thread(const A* partial, cuda::std::size_t chunks,
+                                         cuda::std::size_t cols, T* out, cuda::std::size_t thread,
+                                         cuda::std::size_t num_threads, const Access& access = {}) {
+  for (cuda::std::size_t c = thread; c < cols; c += num_threads) {
     A sum = access.load(reinterpret_cast<const vector_of<A, 1>*>(partial + c)).elements[0];
-    for (std::size_t k = 1; k < chunks; ++k) {
+    for (cuda::std::size_t k = 1; k < chunks; ++k) {
       sum +=
           access.load(reinterpret_cast<const vector_of<A, 1>*>(partial + k * cols + c)).elements[0];
     }
@@ -263,11 +268,11 @@ CUACT_HOST_DEVICE void column_sum_thread(const A* partial, std::size_t chunks, s
 }
 
 template <class A, class T>
-CUACT_KERNEL void column_sum_kernel(const A* partial, std::size_t chunks, std::size_t cols,
-                                    T* out) {
+CUACT_KERNEL void column_sum_kernel(const A* partial, cuda::std::size_t chunks,
+                                    cuda::std::size_t cols, T* out) {
   column_sum_thread(partial, chunks, cols, out,
-                    static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x,
-                    static_cast<std::size_t>(gridDim.x) * blockDim.x);
+                    static_cast<cuda::std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x,
+                    static_cast<cuda::std::size_t>(gridDim.x) * blockDim.x);
 }
 
 }  // namespace detail

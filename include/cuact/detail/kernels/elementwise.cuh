@@ -8,10 +8,10 @@
 #include <cuda/std/bit>
 #include <cuda/std/tuple>
 
-#include <cstddef>
-#include <cstdint>
-#include <type_traits>
-#include <utility>
+#include <cuda/std/cstddef>
+#include <cuda/std/cstdint>
+#include <cuda/std/type_traits>
+#include <cuda/std/utility>
 
 #include "../config.cuh"
 #include "../numeric.cuh"
@@ -59,7 +59,7 @@ template <class Vector>
 CUACT_HOST_DEVICE Vector load_kept_in_l2(const Vector* from) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   constexpr auto policy =
-      static_cast<std::uint64_t>(cuda::access_property(cuda::access_property::persisting{}));
+      static_cast<cuda::std::uint64_t>(cuda::access_property(cuda::access_property::persisting{}));
   if constexpr (sizeof(Vector) == 16) {
     uint4 w;
     asm("ld.global.L2::cache_hint.v4.b32 {%0, %1, %2, %3}, [%4], %5;"
@@ -73,7 +73,7 @@ CUACT_HOST_DEVICE Vector load_kept_in_l2(const Vector* from) {
         : "l"(from), "l"(policy));
     return cuda::std::bit_cast<Vector>(w);
   } else if constexpr (sizeof(Vector) == 4) {
-    std::uint32_t w;
+    cuda::std::uint32_t w;
     asm("ld.global.L2::cache_hint.b32 %0, [%1], %2;" : "=r"(w) : "l"(from), "l"(policy));
     return cuda::std::bit_cast<Vector>(w);
   }
@@ -120,8 +120,9 @@ struct input_arrays {
 template <class Op, class = void>
 inline constexpr bool takes_element_index_v = false;
 template <class Op>
-inline constexpr bool takes_element_index_v<Op, std::void_t<decltype(Op::takes_element_index)>> =
-    Op::takes_element_index;
+inline constexpr bool
+    takes_element_index_v<Op, cuda::std::void_t<decltype(Op::takes_element_index)>> =
+        Op::takes_element_index;
 
 /// An op that also declares `static constexpr bool takes_vector_index = true` is called once per
 /// vector, in two steps: `op.template load_vector<Width>(first)` in the load phase, beside the
@@ -137,8 +138,9 @@ inline constexpr bool takes_element_index_v<Op, std::void_t<decltype(Op::takes_e
 template <class Op, class = void>
 inline constexpr bool takes_vector_index_v = false;
 template <class Op>
-inline constexpr bool takes_vector_index_v<Op, std::void_t<decltype(Op::takes_vector_index)>> =
-    Op::takes_vector_index;
+inline constexpr bool
+    takes_vector_index_v<Op, cuda::std::void_t<decltype(Op::takes_vector_index)>> =
+        Op::takes_vector_index;
 
 /// A takes_vector_index op may also say that its state repeats: `op.vector_state_repeat()`
 /// returns R > 0 when the state of the vector at element first + m * R is the state at first for
@@ -157,12 +159,12 @@ template <class Op, class = void>
 inline constexpr bool has_vector_state_repeat_v = false;
 template <class Op>
 inline constexpr bool has_vector_state_repeat_v<
-    Op, std::void_t<decltype(std::declval<const Op&>().vector_state_repeat())>> = true;
+    Op, cuda::std::void_t<decltype(cuda::std::declval<const Op&>().vector_state_repeat())>> = true;
 
 /// The key of the vector at `first` for an op with vector_state_repeat, an empty one otherwise.
 struct no_vector_key {};
 template <class Op>
-CUACT_HOST_DEVICE auto vector_key_of(const Op& op, std::size_t first) {
+CUACT_HOST_DEVICE auto vector_key_of(const Op& op, cuda::std::size_t first) {
   if constexpr (has_vector_state_repeat_v<Op>) {
     return op.vector_key(first);
   } else {
@@ -179,7 +181,7 @@ CUACT_HOST_DEVICE auto vector_key_of(const Op& op, std::size_t first) {
 template <class Op, class = void>
 inline constexpr bool takes_held_vector_v = false;
 template <class Op>
-inline constexpr bool takes_held_vector_v<Op, std::void_t<decltype(Op::takes_held_vector)>> =
+inline constexpr bool takes_held_vector_v<Op, cuda::std::void_t<decltype(Op::takes_held_vector)>> =
     Op::takes_held_vector;
 
 /// An op that declares `static constexpr int max_vectors_per_thread` caps the vectors a thread
@@ -188,8 +190,9 @@ inline constexpr bool takes_held_vector_v<Op, std::void_t<decltype(Op::takes_hel
 template <class Op, class = void>
 inline constexpr int declared_max_vectors_v = 0;
 template <class Op>
-inline constexpr int declared_max_vectors_v<Op, std::void_t<decltype(Op::max_vectors_per_thread)>> =
-    Op::max_vectors_per_thread;
+inline constexpr int
+    declared_max_vectors_v<Op, cuda::std::void_t<decltype(Op::max_vectors_per_thread)>> =
+        Op::max_vectors_per_thread;
 
 /// Op compiled for one vector per thread: its kernel needs fewer registers than Op's own with
 /// two vectors in flight, and run_elementwise launches it where that buys resident blocks per SM
@@ -210,7 +213,7 @@ struct one_vector_op : Op {
 struct no_vector_state {};
 #pragma nv_exec_check_disable
 template <int Width, class Op>
-CUACT_HOST_DEVICE auto load_vector_state(const Op& op, std::size_t first) {
+CUACT_HOST_DEVICE auto load_vector_state(const Op& op, cuda::std::size_t first) {
   if constexpr (Width > 1 && takes_vector_index_v<Op>) {
     return op.template load_vector<Width>(first);
   } else {
@@ -248,9 +251,9 @@ struct elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>> {
   static constexpr int num_inputs = static_cast<int>(sizeof...(In));
   static constexpr int num_outputs = static_cast<int>(sizeof...(Out));
   /// Bytes one thread loads for one vector of every input.
-  static constexpr std::size_t vector_load_bytes = ((sizeof(In) * VecWidth) + ...);
+  static constexpr cuda::std::size_t vector_load_bytes = ((sizeof(In) * VecWidth) + ...);
   /// Bytes one element moves: inputs read plus outputs written.
-  static constexpr std::size_t bytes_per_element = (sizeof(In) + ...) + (sizeof(Out) + ...);
+  static constexpr cuda::std::size_t bytes_per_element = (sizeof(In) + ...) + (sizeof(Out) + ...);
   /// Arrays one element is read from or written to (the launch model's per-array budget).
   static constexpr unsigned arrays_per_element = sizeof...(In) + sizeof...(Out);
   /// The most vectors a thread loads before it computes: Op's declared_max_vectors_v, else
@@ -263,9 +266,9 @@ struct elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>> {
 
   cuda::std::tuple<Out*...> outputs;
   cuda::std::tuple<const In*...> inputs;
-  std::size_t head;     ///< scalar elements before the first vector
-  std::size_t vectors;  ///< VecWidth-element vectors after the head
-  std::size_t tail;     ///< scalar elements after the vectors
+  cuda::std::size_t head;     ///< scalar elements before the first vector
+  cuda::std::size_t vectors;  ///< VecWidth-element vectors after the head
+  cuda::std::size_t tail;     ///< scalar elements after the vectors
   /// Vectors a thread loads together per grid-stride step, 1..max_vectors_per_thread (the launch
   /// model's choice; any value is correct).
   unsigned vectors_per_thread;
@@ -277,9 +280,9 @@ struct elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>> {
   }
   /// Threads that one pass over the data needs: one per vectors_per_thread vectors, or one per
   /// scalar if there are more scalars.
-  CUACT_HOST_DEVICE std::size_t work_items() const {
-    const std::size_t k = static_cast<std::size_t>(effective_vectors_per_thread());
-    const std::size_t vector_threads = (vectors + k - 1) / k;
+  CUACT_HOST_DEVICE cuda::std::size_t work_items() const {
+    const cuda::std::size_t k = static_cast<cuda::std::size_t>(effective_vectors_per_thread());
+    const cuda::std::size_t vector_threads = (vectors + k - 1) / k;
     return vector_threads > head + tail ? vector_threads : head + tail;
   }
 };
@@ -290,12 +293,12 @@ struct elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>> {
 /// lane by lane costs three instructions per element instead of one, where 16-bit math is
 /// instruction-bound on H200.
 template <class T, int Width>
-inline constexpr bool held_as_words_v = Width % 2 == 0 && (std::is_same_v<T, __nv_bfloat16> ||
-                                                           std::is_same_v<T, __half>);
+inline constexpr bool held_as_words_v = Width % 2 == 0 && (cuda::std::is_same_v<T, __nv_bfloat16> ||
+                                                           cuda::std::is_same_v<T, __half>);
 template <class T, int Width>
 using held_vector_t =
-    std::conditional_t<held_as_words_v<T, Width>, vector_of<std::uint32_t, (Width + 1) / 2>,
-                       vector_of<T, Width>>;
+    cuda::std::conditional_t<held_as_words_v<T, Width>,
+                             vector_of<cuda::std::uint32_t, (Width + 1) / 2>, vector_of<T, Width>>;
 
 /// The lanes of a held vector of T in compute type: a bf16 pair widened by a shift and a mask
 /// (one instruction each), an fp16 pair by two conversions that read the word's halves.
@@ -305,8 +308,8 @@ CUACT_HOST_DEVICE vector_of<compute_t<T>, Width> lanes_of(const held_vector_t<T,
   if constexpr (held_as_words_v<T, Width>) {
     CUACT_UNROLL
     for (int w = 0; w < Width / 2; ++w) {
-      const std::uint32_t word = held.elements[w];
-      if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+      const cuda::std::uint32_t word = held.elements[w];
+      if constexpr (cuda::std::is_same_v<T, __nv_bfloat16>) {
         result.elements[2 * w] = cuda::std::bit_cast<float>(word << 16);  // lane 2w is low
         result.elements[2 * w + 1] = cuda::std::bit_cast<float>(word & 0xffff0000u);
       } else {
@@ -325,9 +328,9 @@ CUACT_HOST_DEVICE vector_of<compute_t<T>, Width> lanes_of(const held_vector_t<T,
 
 /// op applied to lane j of the inputs' compute-type lanes (first + j is its index).
 #pragma nv_exec_check_disable
-template <class Op, class Lanes, std::size_t... I>
-CUACT_HOST_DEVICE auto compute_value(const Op& op, std::size_t first, const Lanes& lanes,
-                                     std::index_sequence<I...>, int j) {
+template <class Op, class Lanes, cuda::std::size_t... I>
+CUACT_HOST_DEVICE auto compute_value(const Op& op, cuda::std::size_t first, const Lanes& lanes,
+                                     cuda::std::index_sequence<I...>, int j) {
   if constexpr (takes_element_index_v<Op>) {
     return op(first + j, cuda::std::get<I>(lanes).elements[j]...);
   } else {
@@ -336,8 +339,9 @@ CUACT_HOST_DEVICE auto compute_value(const Op& op, std::size_t first, const Lane
 }
 
 /// Output `O` of each element (the value itself for a single-output op).
-template <class V, std::size_t O>
-CUACT_HOST_DEVICE auto output_value(const V& value, std::integral_constant<std::size_t, O>) {
+template <class V, cuda::std::size_t O>
+CUACT_HOST_DEVICE auto output_value(const V& value,
+                                    cuda::std::integral_constant<cuda::std::size_t, O>) {
   return cuda::std::get<O>(value);
 }
 template <class V>
@@ -350,8 +354,9 @@ CUACT_HOST_DEVICE const V& output_value(const V& value) {
 /// pack; it matters where 16-bit math is instruction-bound).
 template <class Out, class V, int Width, class... Which>
 CUACT_HOST_DEVICE vector_of<Out, Width> convert_vector(const V (&values)[Width], Which... which) {
-  constexpr bool paired = Width % 2 == 0 && std::is_same_v<compute_t<Out>, float> &&
-                          (std::is_same_v<Out, __nv_bfloat16> || std::is_same_v<Out, __half>);
+  constexpr bool paired =
+      Width % 2 == 0 && cuda::std::is_same_v<compute_t<Out>, float> &&
+      (cuda::std::is_same_v<Out, __nv_bfloat16> || cuda::std::is_same_v<Out, __half>);
   constexpr bool fp8_paired = Width % 2 == 0 && is_output_only_type_v<Out>;
   if constexpr (fp8_paired) {
     // `cvt.rn.satfinite.e4m3x2.f32`: two elements per instruction (from_compute's saturating
@@ -359,22 +364,23 @@ CUACT_HOST_DEVICE vector_of<Out, Width> convert_vector(const V (&values)[Width],
     // word. Stored pair by pair into the vector's bytes, each pair was taken apart and put back
     // together a byte at a time: about 45 more instructions per 16 elements (H200 SASS of the
     // tabulated quantize, bench/results/h200/quantize_pack_s43.txt)
-    const auto pair = [&](int j) -> std::uint32_t {
+    const auto pair = [&](int j) -> cuda::std::uint32_t {
       const float a = static_cast<float>(output_value(values[j], which...));
       const float b = static_cast<float>(output_value(values[j + 1], which...));
-      return __nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE,
-                                      std::is_same_v<Out, __nv_fp8_e4m3> ? __NV_E4M3 : __NV_E5M2);
+      return __nv_cvt_float2_to_fp8x2(
+          make_float2(a, b), __NV_SATFINITE,
+          cuda::std::is_same_v<Out, __nv_fp8_e4m3> ? __NV_E4M3 : __NV_E5M2);
     };
     if constexpr (Width % 4 == 0) {
-      vector_of<std::uint32_t, Width / 4> words;
+      vector_of<cuda::std::uint32_t, Width / 4> words;
       CUACT_UNROLL
       for (int j = 0; j < Width; j += 4) words.elements[j / 4] = pair(j) | (pair(j + 2) << 16);
       return cuda::std::bit_cast<vector_of<Out, Width>>(words);
     } else {
-      vector_of<std::uint16_t, Width / 2> pairs;
+      vector_of<cuda::std::uint16_t, Width / 2> pairs;
       CUACT_UNROLL
       for (int j = 0; j < Width; j += 2)
-        pairs.elements[j / 2] = static_cast<std::uint16_t>(pair(j));
+        pairs.elements[j / 2] = static_cast<cuda::std::uint16_t>(pair(j));
       return cuda::std::bit_cast<vector_of<Out, Width>>(pairs);
     }
   } else {
@@ -384,7 +390,7 @@ CUACT_HOST_DEVICE vector_of<Out, Width> convert_vector(const V (&values)[Width],
       for (int j = 0; j < Width; j += 2) {
         const float a = static_cast<float>(output_value(values[j], which...));
         const float b = static_cast<float>(output_value(values[j + 1], which...));
-        if constexpr (std::is_same_v<Out, __nv_bfloat16>) {
+        if constexpr (cuda::std::is_same_v<Out, __nv_bfloat16>) {
           const __nv_bfloat162 pair = __floats2bfloat162_rn(a, b);
           result.elements[j] = pair.x;
           result.elements[j + 1] = pair.y;
@@ -412,7 +418,7 @@ CUACT_HOST_DEVICE vector_of<Out, Width> convert_vector(const V (&values)[Width],
 template <int Width, class Access, class Out, class V>
 CUACT_HOST_DEVICE void store_vector(const Access& access, Out* to, const V& value) {
   if constexpr (sizeof(Out) == 1 && Width % 4 == 0) {
-    using words_t = vector_of<std::uint32_t, Width / 4>;
+    using words_t = vector_of<cuda::std::uint32_t, Width / 4>;
     static_assert(sizeof(V) == sizeof(words_t), "cuact: a vector of Width bytes");
     access.store(reinterpret_cast<words_t*>(to), cuda::std::bit_cast<words_t>(value));
   } else {
@@ -433,13 +439,13 @@ CUACT_HOST_DEVICE void store_vector(const Access& access, Out* to, const V& valu
 /// kept the quantize's loads together, its amax chaining the lanes in that order, but not the
 /// casts': call I.)
 template <class Held>
-CUACT_HOST_DEVICE Held with_loads_tied(const Held& held, std::uint32_t) {
+CUACT_HOST_DEVICE Held with_loads_tied(const Held& held, cuda::std::uint32_t) {
   return held;  // not held as words: one load
 }
 template <int Words>
-CUACT_HOST_DEVICE vector_of<std::uint32_t, Words> with_loads_tied(
-    vector_of<std::uint32_t, Words> held, std::uint32_t zero) {
-  constexpr int words_per_load = 16 / sizeof(std::uint32_t);
+CUACT_HOST_DEVICE vector_of<cuda::std::uint32_t, Words> with_loads_tied(
+    vector_of<cuda::std::uint32_t, Words> held, cuda::std::uint32_t zero) {
+  constexpr int words_per_load = 16 / sizeof(cuda::std::uint32_t);
   CUACT_UNROLL
   for (int w = words_per_load; w < Words; w += words_per_load) {
     held.elements[0] |= held.elements[w] & zero;
@@ -451,11 +457,11 @@ CUACT_HOST_DEVICE vector_of<std::uint32_t, Words> with_loads_tied(
 /// state (already issued by the caller), converts, computes, converts, stores.
 #pragma nv_exec_check_disable
 template <int Width, class Op, int VecWidth, class... Out, class... In, class Loaded, class State,
-          class Access, std::size_t... I, std::size_t... O>
+          class Access, cuda::std::size_t... I, cuda::std::size_t... O>
 CUACT_HOST_DEVICE void compute_and_store(
     const elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>& params,
-    std::size_t first, const Loaded& loaded, const State& state, const Access& access,
-    std::index_sequence<I...>, std::index_sequence<O...>) {
+    cuda::std::size_t first, const Loaded& loaded, const State& state, const Access& access,
+    cuda::std::index_sequence<I...>, cuda::std::index_sequence<O...>) {
   static_assert(!takes_vector_index_v<Op> || takes_element_index_v<Op>,
                 "cuact: an op taking the vector index is called per element for the scalar head "
                 "and tail too: declare takes_element_index as well");
@@ -470,10 +476,12 @@ CUACT_HOST_DEVICE void compute_and_store(
   // with_loads_tied's zero: the tail's high half. Where a vector of several loads is computed
   // (Width > 1), params has vectors, so its pointers are co-aligned and the tail is what the
   // vectors leave, below Width (make_params; rows.cuh's rows likewise)
-  const auto zero = static_cast<std::uint32_t>(static_cast<std::uint64_t>(params.tail) >> 32);
+  const auto zero =
+      static_cast<cuda::std::uint32_t>(static_cast<cuda::std::uint64_t>(params.tail) >> 32);
   const cuda::std::tuple<vector_of<compute_t<In>, Width>...> lanes{
       lanes_of<In, Width>(with_loads_tied(cuda::std::get<I>(loaded), zero))...};
-  using value_t = decltype(compute_value(params.op, first, lanes, std::index_sequence<I...>{}, 0));
+  using value_t =
+      decltype(compute_value(params.op, first, lanes, cuda::std::index_sequence<I...>{}, 0));
   value_t values[Width];
   if constexpr (Width > 1 && takes_vector_index_v<Op>) {
     const auto results = params.op.apply_vector(state, cuda::std::get<I>(lanes)...);
@@ -482,7 +490,7 @@ CUACT_HOST_DEVICE void compute_and_store(
   } else {
     CUACT_UNROLL
     for (int j = 0; j < Width; ++j) {
-      values[j] = compute_value(params.op, first, lanes, std::index_sequence<I...>{}, j);
+      values[j] = compute_value(params.op, first, lanes, cuda::std::index_sequence<I...>{}, j);
     }
   }
   cuda::std::tuple<vector_of<Out, Width>...> results;
@@ -490,7 +498,7 @@ CUACT_HOST_DEVICE void compute_and_store(
     ((cuda::std::get<O>(results) = convert_vector<Out>(values)), ...);
   } else {
     ((cuda::std::get<O>(results) =
-          convert_vector<Out>(values, std::integral_constant<std::size_t, O>{})),
+          convert_vector<Out>(values, cuda::std::integral_constant<cuda::std::size_t, O>{})),
      ...);
   }
   (store_vector<Width>(access, cuda::std::get<O>(params.outputs) + first,
@@ -500,10 +508,10 @@ CUACT_HOST_DEVICE void compute_and_store(
 
 #pragma nv_exec_check_disable
 template <int Width, class Op, int VecWidth, class... Out, class... In, class Access,
-          std::size_t... I>
+          cuda::std::size_t... I>
 CUACT_HOST_DEVICE cuda::std::tuple<held_vector_t<In, Width>...> load_inputs(
     const elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>& params,
-    std::size_t first, const Access& access, std::index_sequence<I...>) {
+    cuda::std::size_t first, const Access& access, cuda::std::index_sequence<I...>) {
   return {access.load(reinterpret_cast<const held_vector_t<In, Width>*>(
       cuda::std::get<I>(params.inputs) + first))...};
 }
@@ -517,7 +525,8 @@ template <class Access, class = void>
 inline constexpr bool has_ready_v = false;
 template <class Access>
 inline constexpr bool
-    has_ready_v<Access, std::void_t<decltype(std::declval<const Access&>().ready())>> = true;
+    has_ready_v<Access, cuda::std::void_t<decltype(cuda::std::declval<const Access&>().ready())>> =
+        true;
 
 /// The scalar head and tail, in grid-stride order: thread `thread` of `num_threads` handles
 /// scalars thread, thread + num_threads, ... of the head followed by the tail (elementwise_thread's
@@ -526,15 +535,17 @@ inline constexpr bool
 template <class Op, int VecWidth, class... Out, class... In, class Access>
 CUACT_HOST_DEVICE void scalar_steps(
     const elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>& params,
-    std::size_t thread, std::size_t num_threads, const Access& access) {
-  const std::size_t scalars = params.head + params.tail;
-  const std::size_t tail_shift = params.vectors * VecWidth;  // the tail starts after the vectors
-  for (std::size_t s = thread; s < scalars; s += num_threads) {
-    const std::size_t index = s < params.head ? s : s + tail_shift;
-    compute_and_store<1>(params, index,
-                         load_inputs<1>(params, index, access, std::index_sequence_for<In...>{}),
-                         no_vector_state{}, access, std::index_sequence_for<In...>{},
-                         std::index_sequence_for<Out...>{});
+    cuda::std::size_t thread, cuda::std::size_t num_threads, const Access& access) {
+  const cuda::std::size_t scalars = params.head + params.tail;
+  const cuda::std::size_t tail_shift =
+      params.vectors * VecWidth;  // the tail starts after the vectors
+  for (cuda::std::size_t s = thread; s < scalars; s += num_threads) {
+    const cuda::std::size_t index = s < params.head ? s : s + tail_shift;
+    compute_and_store<1>(
+        params, index,
+        load_inputs<1>(params, index, access, cuda::std::index_sequence_for<In...>{}),
+        no_vector_state{}, access, cuda::std::index_sequence_for<In...>{},
+        cuda::std::index_sequence_for<Out...>{});
   }
 }
 
@@ -547,13 +558,13 @@ CUACT_HOST_DEVICE void scalar_steps(
 template <class Op, int VecWidth, class... Out, class... In, class Access = global_memory_access>
 CUACT_HOST_DEVICE void elementwise_thread(
     const elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>& params,
-    std::size_t thread, std::size_t num_threads, const Access& access = {}) {
+    cuda::std::size_t thread, cuda::std::size_t num_threads, const Access& access = {}) {
   using params_t = elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>;
   constexpr int max_k = params_t::max_vectors_per_thread;
-  const auto inputs = std::index_sequence_for<In...>{};
-  const auto outputs = std::index_sequence_for<Out...>{};
+  const auto inputs = cuda::std::index_sequence_for<In...>{};
+  const auto outputs = cuda::std::index_sequence_for<Out...>{};
   const int k = params.effective_vectors_per_thread();
-  const std::size_t step = num_threads * static_cast<std::size_t>(k);
+  const cuda::std::size_t step = num_threads * static_cast<cuda::std::size_t>(k);
   [[maybe_unused]] bool ready = false;  // access.ready() called (accesses that have it)
   // The vector steps; with KeepsKeys, the keys of states that repeat with this thread's step
   // (vector_state_repeat) computed before the first step and kept. One loop per case, each with
@@ -565,17 +576,17 @@ CUACT_HOST_DEVICE void elementwise_thread(
     if constexpr (KeepsKeys) {
       CUACT_UNROLL
       for (int u = 0; u < max_k; ++u) {  // a vector valid on a later step is valid on the first
-        const std::size_t v = thread + u * num_threads;
+        const cuda::std::size_t v = thread + u * num_threads;
         if (u < k && v < params.vectors)
           keys[u] = vector_key_of(params.op, params.head + v * VecWidth);
       }
     }
-    for (std::size_t base = thread; base < params.vectors; base += step) {
+    for (cuda::std::size_t base = thread; base < params.vectors; base += step) {
       cuda::std::tuple<held_vector_t<In, VecWidth>...> loaded[max_k];
       decltype(load_vector_state<VecWidth>(params.op, 0)) states[max_k] = {};  // {}: GCC warns
       CUACT_UNROLL
       for (int u = 0; u < max_k; ++u) {
-        const std::size_t v = base + u * num_threads;
+        const cuda::std::size_t v = base + u * num_threads;
         if (u < k && v < params.vectors) {
           loaded[u] = load_inputs<VecWidth>(params, params.head + v * VecWidth, access, inputs);
           if constexpr (KeepsKeys) {
@@ -591,7 +602,7 @@ CUACT_HOST_DEVICE void elementwise_thread(
       }
       CUACT_UNROLL
       for (int u = 0; u < max_k; ++u) {
-        const std::size_t v = base + u * num_threads;
+        const cuda::std::size_t v = base + u * num_threads;
         if (u < k && v < params.vectors) {
           compute_and_store<VecWidth>(params, params.head + v * VecWidth, loaded[u], states[u],
                                       access, inputs, outputs);
@@ -601,12 +612,12 @@ CUACT_HOST_DEVICE void elementwise_thread(
   };
   if constexpr (has_vector_state_repeat_v<Op>) {
     if (step * VecWidth == params.op.vector_state_repeat()) {
-      vector_steps(std::true_type{});
+      vector_steps(cuda::std::true_type{});
     } else {
-      vector_steps(std::false_type{});
+      vector_steps(cuda::std::false_type{});
     }
   } else {
-    vector_steps(std::false_type{});
+    vector_steps(cuda::std::false_type{});
   }
   if constexpr (has_ready_v<Access>) {
     if (!ready) access.ready();
@@ -615,10 +626,26 @@ CUACT_HOST_DEVICE void elementwise_thread(
 }
 
 /// The kernel: a grid-stride loop over elementwise_thread, correct for any grid and block size.
+/// Never called: elementwise_kernel instantiates it so that nvcc checks the op's call as device
+/// code. compute_value calls the op under nv_exec_check_disable (the CPU tests run it on the
+/// host), where a host-only operator() compiles to nothing and the kernel would write nothing;
+/// here it is the error "calling a __host__ function("F") from a __device__ function", naming F.
+template <class Op, int VecWidth, class... Out, class... In>
+__device__ void ops_must_be_callable_from_device_code(
+    const elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>& params) {
+  if constexpr (takes_element_index_v<Op>) {
+    (void)params.op(cuda::std::size_t{}, compute_t<In>{}...);
+  } else {
+    (void)params.op(compute_t<In>{}...);
+  }
+}
+
 template <class Params>
 CUACT_KERNEL void elementwise_kernel(const Params params) {
-  const std::size_t thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::size_t num_threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  (void)static_cast<void (*)(const Params&)>(&ops_must_be_callable_from_device_code);
+  const cuda::std::size_t thread =
+      static_cast<cuda::std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const cuda::std::size_t num_threads = static_cast<cuda::std::size_t>(gridDim.x) * blockDim.x;
   elementwise_thread(params, thread, num_threads);
 }
 
@@ -635,10 +662,12 @@ CUACT_HOST_DEVICE elementwise_params<NewOp, VecWidth, Outputs, Inputs> with_op(
           op};
 }
 
+// Host-only: launch arguments are built where the kernel is launched (NVRTC compiles device code).
+#ifndef __CUDACC_RTC__
 /// Element offset of `pointer` from the previous `Width * sizeof(T)` boundary.
 template <int Width, class T>
-std::size_t offset_in_vector(const T* pointer) {
-  return reinterpret_cast<std::uintptr_t>(pointer) % (sizeof(T) * Width) / sizeof(T);
+cuda::std::size_t offset_in_vector(const T* pointer) {
+  return reinterpret_cast<cuda::std::uintptr_t>(pointer) % (sizeof(T) * Width) / sizeof(T);
 }
 
 /// Builds the launch arguments: vectors only where every pointer has the same element offset
@@ -646,30 +675,32 @@ std::size_t offset_in_vector(const T* pointer) {
 /// No validation here; cuact's entries validate before they call it.
 template <int VecWidth, class Op, class... Out, class... In>
 elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>> make_params(
-    Op op, const output_arrays<Out...>& outputs, std::size_t n, const input_arrays<In...>& inputs,
-    unsigned vectors_per_thread = 1) {
+    Op op, const output_arrays<Out...>& outputs, cuda::std::size_t n,
+    const input_arrays<In...>& inputs, unsigned vectors_per_thread = 1) {
   static_assert(VecWidth >= 1 && (VecWidth & (VecWidth - 1)) == 0,
                 "cuact: the vector width is a power of two");
   elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>> params{
       outputs.pointers, inputs.pointers, 0, 0, n, vectors_per_thread, op};
-  const std::size_t offset = offset_in_vector<VecWidth>(cuda::std::get<0>(outputs.pointers));
+  const cuda::std::size_t offset = offset_in_vector<VecWidth>(cuda::std::get<0>(outputs.pointers));
   const bool co_aligned = cuda::std::apply(
       [&](auto*... p) {
-        return ((reinterpret_cast<std::uintptr_t>(p) %
-                         alignof(std::remove_cv_t<std::remove_pointer_t<decltype(p)>>) ==
-                     0 &&
-                 offset_in_vector<VecWidth>(p) == offset) &&
-                ...);
+        return (
+            (reinterpret_cast<cuda::std::uintptr_t>(p) %
+                     alignof(cuda::std::remove_cv_t<cuda::std::remove_pointer_t<decltype(p)>>) ==
+                 0 &&
+             offset_in_vector<VecWidth>(p) == offset) &&
+            ...);
       },
       cuda::std::tuple_cat(outputs.pointers, inputs.pointers));
   if (co_aligned) {
-    const std::size_t to_boundary = (VecWidth - offset) % VecWidth;
+    const cuda::std::size_t to_boundary = (VecWidth - offset) % VecWidth;
     params.head = to_boundary < n ? to_boundary : n;
     params.vectors = (n - params.head) / VecWidth;
     params.tail = n - params.head - params.vectors * VecWidth;
   }
   return params;
 }
+#endif  // __CUDACC_RTC__
 
 }  // namespace detail
 }  // namespace cuact

@@ -15,7 +15,7 @@
 /// cuact.cuh, which every user translation unit includes, does not pull in CUB.
 #pragma once
 
-#include <cstddef>
+#include <cuda/std/cstddef>
 
 #include "../config.cuh"
 #include "../numeric.cuh"
@@ -31,7 +31,7 @@ namespace detail {
 #pragma nv_exec_check_disable
 template <class Params, class Access = global_memory_access>
 CUACT_HOST_DEVICE float quantize_thread(const Params& params, const float* scale,
-                                        std::size_t thread, std::size_t num_threads,
+                                        cuda::std::size_t thread, cuda::std::size_t num_threads,
                                         const Access& access = {}) {
   float amax = 0.0f;
   Params own = params;
@@ -83,8 +83,9 @@ struct quantize_params {
 template <class Params, class Access>
 __device__ __forceinline__ void quantize_block(const quantize_params<Params>& params,
                                                const Access& access) {
-  const std::size_t thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::size_t num_threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  const cuda::std::size_t thread =
+      static_cast<cuda::std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const cuda::std::size_t num_threads = static_cast<cuda::std::size_t>(gridDim.x) * blockDim.x;
   const float block =
       block_max(quantize_thread(params.elementwise, params.scale, thread, num_threads, access));
   if (threadIdx.x == 0 && block > 0.0f) {

@@ -31,8 +31,8 @@
 /// byte-per-thread or shared-memory-gathered word stores changed nothing (mask16_s38.txt).
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include <cuda/std/cstddef>
+#include <cuda/std/cstdint>
 
 #include "../config.cuh"
 #include "../numeric.cuh"
@@ -42,11 +42,13 @@ namespace cuact {
 namespace detail {
 
 /// Number of 32-bit mask words for n elements.
-CUACT_HOST_DEVICE constexpr std::size_t mask_words(std::size_t n) { return n / 32 + (n % 32 != 0); }
+CUACT_HOST_DEVICE constexpr cuda::std::size_t mask_words(cuda::std::size_t n) {
+  return n / 32 + (n % 32 != 0);
+}
 
 /// Mask bytes: whole words, so the forward writes the bits past n too (as 0).
-CUACT_HOST_DEVICE constexpr std::size_t mask_bytes(std::size_t n) {
-  return mask_words(n) * sizeof(std::uint32_t);
+CUACT_HOST_DEVICE constexpr cuda::std::size_t mask_bytes(cuda::std::size_t n) {
+  return mask_words(n) * sizeof(cuda::std::uint32_t);
 }
 
 /// Where each element's bit sits in the mask of n elements of T: bit b of the mask is bit b % 32
@@ -65,25 +67,26 @@ struct mask_layout {
   /// Elements per 16-byte vector, at most a byte's worth: fp64 2, fp32 4, 16-bit 8.
   static constexpr int lanes = sizeof(T) * group <= 16 ? group : static_cast<int>(16 / sizeof(T));
   static constexpr int chunks = group / lanes;  ///< vectors per mask byte
-  static constexpr std::size_t tile = 32 * group;
+  static constexpr cuda::std::size_t tile = 32 * group;
   static_assert(lanes >= 1 && group % lanes == 0, "cuact: a mask byte holds whole vectors");
 
-  std::size_t tiled_end;  ///< elements in full tiles: n rounded down to a tile
+  cuda::std::size_t tiled_end;  ///< elements in full tiles: n rounded down to a tile
 
-  CUACT_HOST_DEVICE explicit constexpr mask_layout(std::size_t n) : tiled_end(n / tile * tile) {}
+  CUACT_HOST_DEVICE explicit constexpr mask_layout(cuda::std::size_t n)
+      : tiled_end(n / tile * tile) {}
 
   /// The mask bit of element i.
-  CUACT_HOST_DEVICE constexpr std::size_t bit_of(std::size_t i) const {
+  CUACT_HOST_DEVICE constexpr cuda::std::size_t bit_of(cuda::std::size_t i) const {
     if (chunks == 1 || i >= tiled_end) return i;
     const unsigned e = static_cast<unsigned>(i % tile);  // 32-bit arithmetic inside the tile
     return i - e + (e / lanes % 32 * group + e / (32 * lanes) * lanes + e % lanes);
   }
   /// The element of bit `bit` (0..7) of mask byte `byte`; bit_of's inverse.
-  CUACT_HOST_DEVICE constexpr std::size_t element_of(std::size_t byte, int bit) const {
-    const std::size_t linear = byte * group + static_cast<std::size_t>(bit);
+  CUACT_HOST_DEVICE constexpr cuda::std::size_t element_of(cuda::std::size_t byte, int bit) const {
+    const cuda::std::size_t linear = byte * group + static_cast<cuda::std::size_t>(bit);
     if (chunks == 1 || linear >= tiled_end) return linear;
-    return byte / 32 * tile + static_cast<std::size_t>(bit / lanes) * (32 * lanes) +
-           byte % 32 * lanes + static_cast<std::size_t>(bit % lanes);
+    return byte / 32 * tile + static_cast<cuda::std::size_t>(bit / lanes) * (32 * lanes) +
+           byte % 32 * lanes + static_cast<cuda::std::size_t>(bit % lanes);
   }
 };
 
@@ -93,21 +96,22 @@ struct sign_mask_params {
   static constexpr int width = mask_layout<T>::lanes;  ///< elements per vector access
   /// Bytes one work item of the launch loads: a vector where the forward is staged (a thread per
   /// vector: sign_mask_forward_kernel), else a mask byte's group of elements.
-  static constexpr std::size_t vector_load_bytes =
+  static constexpr cuda::std::size_t vector_load_bytes =
       sizeof(T) * (mask_layout<T>::chunks > 1 ? mask_layout<T>::lanes : group);
   const T* in;
   T* out;
-  std::uint32_t* mask;
-  std::size_t n;
+  cuda::std::uint32_t* mask;
+  cuda::std::size_t n;
   bool vectorized;  ///< in and out are 16-byte aligned, so every vector of a byte is too
   Activation act;
 };
 
 template <class T, class Activation>
 sign_mask_params<T, Activation> make_sign_mask_params(Activation act, const T* in, T* out,
-                                                      std::uint32_t* mask, std::size_t n) {
-  const bool aligned = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 &&
-                       reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
+                                                      cuda::std::uint32_t* mask,
+                                                      cuda::std::size_t n) {
+  const bool aligned = reinterpret_cast<cuda::std::uintptr_t>(in) % 16 == 0 &&
+                       reinterpret_cast<cuda::std::uintptr_t>(out) % 16 == 0;
   return {in, out, mask, n, aligned, act};
 }
 
@@ -117,7 +121,8 @@ sign_mask_params<T, Activation> make_sign_mask_params(Activation act, const T* i
 #pragma nv_exec_check_disable
 template <class T, class Activation, class Access = global_memory_access>
 CUACT_HOST_DEVICE void sign_mask_forward_thread(const sign_mask_params<T, Activation>& params,
-                                                std::size_t thread, std::size_t num_threads,
+                                                cuda::std::size_t thread,
+                                                cuda::std::size_t num_threads,
                                                 const Access& access = {}) {
   using layout_t = mask_layout<T>;
   constexpr int group = layout_t::group;
@@ -126,10 +131,10 @@ CUACT_HOST_DEVICE void sign_mask_forward_thread(const sign_mask_params<T, Activa
   using vector_t = vector_of<T, width>;
   using scalar_t = vector_of<T, 1>;
   const layout_t layout(params.n);
-  auto* const bytes_out = reinterpret_cast<std::uint8_t*>(params.mask);
-  const std::size_t bytes = mask_bytes(params.n);
-  const std::size_t full_groups = params.n / group;  // bytes whose 8 elements all exist
-  for (std::size_t g = thread; g < bytes; g += num_threads) {
+  auto* const bytes_out = reinterpret_cast<cuda::std::uint8_t*>(params.mask);
+  const cuda::std::size_t bytes = mask_bytes(params.n);
+  const cuda::std::size_t full_groups = params.n / group;  // bytes whose 8 elements all exist
+  for (cuda::std::size_t g = thread; g < bytes; g += num_threads) {
     unsigned bits = 0;
     if (params.vectorized && g < full_groups) {
       // a vector at a time: where a byte holds several (fp32, fp64) this body is the staged
@@ -151,7 +156,7 @@ CUACT_HOST_DEVICE void sign_mask_forward_thread(const sign_mask_params<T, Activa
       }
     } else {
       for (int b = 0; b < group; ++b) {
-        const std::size_t i = layout.element_of(g, b);
+        const cuda::std::size_t i = layout.element_of(g, b);
         if (i >= params.n) continue;  // past n (the last byte only): the bit stays 0
         const auto x =
             to_compute(access.load(reinterpret_cast<const scalar_t*>(params.in + i)).elements[0]);
@@ -160,7 +165,7 @@ CUACT_HOST_DEVICE void sign_mask_forward_thread(const sign_mask_params<T, Activa
                      scalar_t{{from_compute<T>(params.act(x))}});
       }
     }
-    access.store(bytes_out + g, static_cast<std::uint8_t>(bits));
+    access.store(bytes_out + g, static_cast<cuda::std::uint8_t>(bits));
   }
 }
 
@@ -176,8 +181,8 @@ inline constexpr bool mask_is_staged = mask_layout<T>::chunks > 1;
 /// Work items of a launch over n elements, one per thread in one pass: a vector where T's forward
 /// runs staged, else a mask byte.
 template <class T>
-CUACT_HOST_DEVICE constexpr std::size_t sign_mask_items(std::size_t n) {
-  constexpr std::size_t lanes = mask_layout<T>::lanes;
+CUACT_HOST_DEVICE constexpr cuda::std::size_t sign_mask_items(cuda::std::size_t n) {
+  constexpr cuda::std::size_t lanes = mask_layout<T>::lanes;
   return mask_is_staged<T> ? n / lanes + (n % lanes != 0) : mask_bytes(n);
 }
 
@@ -190,9 +195,11 @@ inline constexpr unsigned staged_mask_bytes_per_step =
 /// and `out` are 16-byte aligned, else 0 (every byte then takes sign_mask_forward_thread). The
 /// bytes from steps x staged_mask_bytes_per_step on are sign_mask_forward_thread's.
 template <class T, class Activation>
-CUACT_HOST_DEVICE std::size_t staged_mask_steps(const sign_mask_params<T, Activation>& params) {
+CUACT_HOST_DEVICE cuda::std::size_t staged_mask_steps(
+    const sign_mask_params<T, Activation>& params) {
   using layout_t = mask_layout<T>;
-  constexpr std::size_t step_elements = std::size_t(staged_mask_threads) * layout_t::lanes;
+  constexpr cuda::std::size_t step_elements =
+      cuda::std::size_t(staged_mask_threads) * layout_t::lanes;
   return params.vectorized ? params.n / layout_t::tile * layout_t::tile / step_elements : 0;
 }
 
@@ -201,11 +208,11 @@ CUACT_HOST_DEVICE std::size_t staged_mask_steps(const sign_mask_params<T, Activa
 #pragma nv_exec_check_disable
 template <class T, class Activation, class Access = global_memory_access>
 CUACT_HOST_DEVICE void staged_mask_vector(const sign_mask_params<T, Activation>& params,
-                                          std::size_t step, unsigned t, std::uint8_t* nibbles,
-                                          const Access& access = {}) {
+                                          cuda::std::size_t step, unsigned t,
+                                          cuda::std::uint8_t* nibbles, const Access& access = {}) {
   constexpr int width = mask_layout<T>::lanes;
   using vector_t = vector_of<T, width>;
-  const std::size_t first = (step * staged_mask_threads + t) * width;
+  const cuda::std::size_t first = (step * staged_mask_threads + t) * width;
   const vector_t values = access.load(reinterpret_cast<const vector_t*>(params.in + first));
   vector_t result;
   unsigned bits = 0;
@@ -216,7 +223,7 @@ CUACT_HOST_DEVICE void staged_mask_vector(const sign_mask_params<T, Activation>&
     result.elements[j] = from_compute<T>(params.act(x));
   }
   access.store(reinterpret_cast<vector_t*>(params.out + first), result);
-  nibbles[t] = static_cast<std::uint8_t>(bits);
+  nibbles[t] = static_cast<cuda::std::uint8_t>(bits);
 }
 
 /// The staged forward's second half for thread `t` of block step `step`, after every thread's
@@ -225,7 +232,8 @@ CUACT_HOST_DEVICE void staged_mask_vector(const sign_mask_params<T, Activation>&
 #pragma nv_exec_check_disable
 template <class T, class Activation, class Access = global_memory_access>
 CUACT_HOST_DEVICE void staged_mask_byte(const sign_mask_params<T, Activation>& params,
-                                        std::size_t step, unsigned t, const std::uint8_t* nibbles,
+                                        cuda::std::size_t step, unsigned t,
+                                        const cuda::std::uint8_t* nibbles,
                                         const Access& access = {}) {
   using layout_t = mask_layout<T>;
   constexpr unsigned bytes_per_step = staged_mask_bytes_per_step<T>;
@@ -237,19 +245,20 @@ CUACT_HOST_DEVICE void staged_mask_byte(const sign_mask_params<T, Activation>& p
   for (int c = 0; c < layout_t::chunks; ++c) {
     bits |= unsigned(nibbles[tile * vectors_per_tile + c * 32 + byte]) << (c * layout_t::lanes);
   }
-  access.store(reinterpret_cast<std::uint8_t*>(params.mask) + step * bytes_per_step + t,
-               static_cast<std::uint8_t>(bits));
+  access.store(reinterpret_cast<cuda::std::uint8_t*>(params.mask) + step * bytes_per_step + t,
+               static_cast<cuda::std::uint8_t>(bits));
 }
 
 /// The sign-mask forward: staged block steps (fp32, fp64, in blocks of staged_mask_threads; other
 /// blocks take none), then sign_mask_forward_thread from the first byte past them, any grid.
 template <class T, class Activation>
 CUACT_KERNEL void sign_mask_forward_kernel(const sign_mask_params<T, Activation> params) {
-  std::size_t first_byte = 0;
+  cuda::std::size_t first_byte = 0;
   if constexpr (mask_is_staged<T>) {
-    __shared__ std::uint8_t nibbles[staged_mask_threads];
-    const std::size_t steps = blockDim.x == staged_mask_threads ? staged_mask_steps(params) : 0;
-    for (std::size_t step = blockIdx.x; step < steps; step += gridDim.x) {
+    __shared__ cuda::std::uint8_t nibbles[staged_mask_threads];
+    const cuda::std::size_t steps =
+        blockDim.x == staged_mask_threads ? staged_mask_steps(params) : 0;
+    for (cuda::std::size_t step = blockIdx.x; step < steps; step += gridDim.x) {
       staged_mask_vector(params, step, threadIdx.x, nibbles);
       __syncthreads();
       staged_mask_byte(params, step, threadIdx.x, nibbles);
@@ -258,8 +267,8 @@ CUACT_KERNEL void sign_mask_forward_kernel(const sign_mask_params<T, Activation>
     first_byte = steps * staged_mask_bytes_per_step<T>;
   }
   sign_mask_forward_thread(
-      params, first_byte + static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x,
-      static_cast<std::size_t>(gridDim.x) * blockDim.x);
+      params, first_byte + static_cast<cuda::std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x,
+      static_cast<cuda::std::size_t>(gridDim.x) * blockDim.x);
 }
 
 /// The backward's operation on the elementwise engine: dy where the element's bit is set, else 0,
@@ -269,16 +278,16 @@ template <class T>
 struct masked_gradient {
   static constexpr bool takes_element_index = true;
   static constexpr bool takes_vector_index = true;
-  const std::uint32_t* mask;
+  const cuda::std::uint32_t* mask;
   mask_layout<T> layout;
 
-  CUACT_HOST_DEVICE unsigned bit(std::size_t i) const {
-    const std::size_t b = layout.bit_of(i);
+  CUACT_HOST_DEVICE unsigned bit(cuda::std::size_t i) const {
+    const cuda::std::size_t b = layout.bit_of(i);
     return (mask[b / 32] >> (b % 32)) & 1u;
   }
   /// One element (the scalar head and tail).
   template <class C>
-  CUACT_HOST_DEVICE C operator()(std::size_t i, C dy) const {
+  CUACT_HOST_DEVICE C operator()(cuda::std::size_t i, C dy) const {
     return bit(i) ? dy : C(0);
   }
   /// The mask bits of the Width elements from `first` (bit j: element first + j), loaded in the
@@ -288,21 +297,21 @@ struct masked_gradient {
   /// vector of an aligned array lies in one run of `lanes` bits of one byte (Width <= lanes, both
   /// powers of two); a misaligned array's vector straddles two runs, read as two pieces.
   template <int Width>
-  CUACT_HOST_DEVICE unsigned load_vector(std::size_t first) const {
+  CUACT_HOST_DEVICE unsigned load_vector(cuda::std::size_t first) const {
     using layout_t = mask_layout<T>;
     static_assert(Width <= layout_t::lanes, "cuact: a vector is at most 16 bytes");
     if (layout_t::chunks == 1 || first >= layout.tiled_end) {
-      const std::size_t word = first / 32;
+      const cuda::std::size_t word = first / 32;
       const unsigned shift = static_cast<unsigned>(first % 32);
       unsigned bits = mask[word] >> shift;
       if (shift + Width > 32) bits |= mask[word + 1] << (32 - shift);  // shift > 0 here
       return bits;
     }
-    const std::size_t b = layout.bit_of(first);
+    const cuda::std::size_t b = layout.bit_of(first);
     unsigned bits = mask[b / 32] >> (b % 32);
     const unsigned in_run = layout_t::lanes - static_cast<unsigned>(first % layout_t::lanes);
     if (in_run < static_cast<unsigned>(Width)) {
-      const std::size_t next = layout.bit_of(first + in_run);
+      const cuda::std::size_t next = layout.bit_of(first + in_run);
       bits = (bits & ((1u << in_run) - 1)) | (mask[next / 32] >> (next % 32)) << in_run;
     }
     return bits;
@@ -320,7 +329,7 @@ struct masked_gradient {
 
 /// The backward's operation for the mask of n elements of T.
 template <class T>
-masked_gradient<T> make_masked_gradient(const std::uint32_t* mask, std::size_t n) {
+masked_gradient<T> make_masked_gradient(const cuda::std::uint32_t* mask, cuda::std::size_t n) {
   return {mask, mask_layout<T>(n)};
 }
 

@@ -11,9 +11,9 @@
 /// buffer: pitch 2 * cols, column offsets 0 and cols) and bias + activation (bias pitch 0).
 #pragma once
 
-#include <cstddef>
-#include <type_traits>
-#include <utility>
+#include <cuda/std/cstddef>
+#include <cuda/std/type_traits>
+#include <cuda/std/utility>
 
 #include "../config.cuh"
 #include "elementwise.cuh"
@@ -37,7 +37,7 @@ namespace detail {
 inline constexpr unsigned compute_bound_walk_load_bytes = 32;
 
 /// gridDim.y's limit.
-inline constexpr std::size_t max_grid_rows = 65535;
+inline constexpr cuda::std::size_t max_grid_rows = 65535;
 
 /// The Broadcast bit of input k (rows_params).
 constexpr unsigned broadcast_input(int k) { return 1u << k; }
@@ -49,27 +49,28 @@ struct rows_load_bytes;
 template <class Op, int VecWidth, class... Out, class... In, unsigned Broadcast>
 struct rows_load_bytes<elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>,
                        Broadcast> {
-  static constexpr std::size_t of(std::size_t k, std::size_t bytes) {
+  static constexpr cuda::std::size_t of(cuda::std::size_t k, cuda::std::size_t bytes) {
     return (Broadcast >> k & 1u) ? 0 : bytes;
   }
-  template <std::size_t... K>
-  static constexpr std::size_t sum(std::index_sequence<K...>) {
+  template <cuda::std::size_t... K>
+  static constexpr cuda::std::size_t sum(cuda::std::index_sequence<K...>) {
     return (of(K, sizeof(In) * VecWidth) + ... + 0);
   }
-  template <std::size_t... K>
-  static constexpr std::size_t broadcast_element_bytes(std::index_sequence<K...>) {
+  template <cuda::std::size_t... K>
+  static constexpr cuda::std::size_t broadcast_element_bytes(cuda::std::index_sequence<K...>) {
     return ((sizeof(In) - of(K, sizeof(In))) + ... + 0);
   }
-  template <std::size_t... K>
-  static constexpr unsigned count_broadcast(std::index_sequence<K...>) {
+  template <cuda::std::size_t... K>
+  static constexpr unsigned count_broadcast(cuda::std::index_sequence<K...>) {
     return ((Broadcast >> K & 1u) + ... + 0u);
   }
-  static constexpr std::size_t value = sum(std::index_sequence_for<In...>{});
+  static constexpr cuda::std::size_t value = sum(cuda::std::index_sequence_for<In...>{});
   /// Bytes per element of the broadcast inputs (read from cache, not from memory, row after row).
-  static constexpr std::size_t broadcast_bytes =
-      broadcast_element_bytes(std::index_sequence_for<In...>{});
+  static constexpr cuda::std::size_t broadcast_bytes =
+      broadcast_element_bytes(cuda::std::index_sequence_for<In...>{});
   /// How many of the inputs are broadcast.
-  static constexpr unsigned broadcast_arrays = count_broadcast(std::index_sequence_for<In...>{});
+  static constexpr unsigned broadcast_arrays =
+      count_broadcast(cuda::std::index_sequence_for<In...>{});
 };
 
 /// One launch's arguments: row 0's elementwise params (arrays at row 0, the split of one row's
@@ -93,21 +94,21 @@ struct rows_params {
   /// different order).
   static constexpr bool walks_columns = Broadcast != 0;
   /// Bytes one thread loads per row and column vector (the inputs that are not broadcast).
-  static constexpr std::size_t row_load_bytes = rows_load_bytes<Params, Broadcast>::value;
+  static constexpr cuda::std::size_t row_load_bytes = rows_load_bytes<Params, Broadcast>::value;
   /// The most rows a thread loads before it computes (WalkLoadBytes).
   static constexpr int max_rows_in_flight = row_load_bytes == 0 || row_load_bytes >= WalkLoadBytes
                                                 ? 1
                                                 : static_cast<int>(WalkLoadBytes / row_load_bytes);
   /// Bytes one element moves through memory: Params' less the broadcast inputs.
-  static constexpr std::size_t bytes_per_element =
+  static constexpr cuda::std::size_t bytes_per_element =
       Params::bytes_per_element - rows_load_bytes<Params, Broadcast>::broadcast_bytes;
   /// Arrays an element is read from or written to in memory: Params' less the broadcast inputs.
   static constexpr unsigned arrays_per_element =
       Params::arrays_per_element - rows_load_bytes<Params, Broadcast>::broadcast_arrays;
   Params row;
-  std::size_t rows;
-  std::size_t output_pitch[Params::num_outputs];
-  std::size_t input_pitch[Params::num_inputs];
+  cuda::std::size_t rows;
+  cuda::std::size_t output_pitch[Params::num_outputs];
+  cuda::std::size_t input_pitch[Params::num_inputs];
   /// Rows a thread loads together per step, 1..max_rows_in_flight (the launch model's choice; any
   /// value is correct), when it walks columns; otherwise row.vectors_per_thread is the model's.
   unsigned rows_in_flight;
@@ -118,10 +119,11 @@ struct rows_params {
   }
 };
 
-template <class Params, unsigned Broadcast, unsigned W, std::size_t... O, std::size_t... I>
+template <class Params, unsigned Broadcast, unsigned W, cuda::std::size_t... O,
+          cuda::std::size_t... I>
 CUACT_HOST_DEVICE void advance_rows(Params& q, const rows_params<Params, Broadcast, W>& p,
-                                    std::size_t rows, std::index_sequence<O...>,
-                                    std::index_sequence<I...>) {
+                                    cuda::std::size_t rows, cuda::std::index_sequence<O...>,
+                                    cuda::std::index_sequence<I...>) {
   ((cuda::std::get<O>(q.outputs) += rows * p.output_pitch[O]), ...);
   ((cuda::std::get<I>(q.inputs) += (Broadcast >> I & 1u) ? 0 : rows * p.input_pitch[I]), ...);
 }
@@ -132,15 +134,15 @@ CUACT_HOST_DEVICE void advance_rows(Params& q, const rows_params<Params, Broadca
 /// (bench/results/h200/bias_forward_shapes.txt).
 template <class Params, unsigned Broadcast, unsigned W>
 CUACT_HOST_DEVICE void advance_rows(Params& q, const rows_params<Params, Broadcast, W>& p,
-                                    std::size_t rows) {
-  advance_rows(q, p, rows, std::make_index_sequence<Params::num_outputs>{},
-               std::make_index_sequence<Params::num_inputs>{});
+                                    cuda::std::size_t rows) {
+  advance_rows(q, p, rows, cuda::std::make_index_sequence<Params::num_outputs>{},
+               cuda::std::make_index_sequence<Params::num_inputs>{});
 }
 
 /// Row `row`'s elementwise params: row 0's moved `row` rows down (advance_rows).
 template <class Params, unsigned Broadcast, unsigned W>
 CUACT_HOST_DEVICE Params row_params_at(const rows_params<Params, Broadcast, W>& p,
-                                       std::size_t row) {
+                                       cuda::std::size_t row) {
   Params q = p.row;
   advance_rows(q, p, row);
   return q;
@@ -148,11 +150,11 @@ CUACT_HOST_DEVICE Params row_params_at(const rows_params<Params, Broadcast, W>& 
 
 /// Loads input I of `at` (one row's params) at element `first` into `into`, when Load.
 #pragma nv_exec_check_disable
-template <std::size_t I, bool Load, class Held, class Params, class Access>
-CUACT_HOST_DEVICE void load_input_into(Held& into, const Params& at, std::size_t first,
+template <cuda::std::size_t I, bool Load, class Held, class Params, class Access>
+CUACT_HOST_DEVICE void load_input_into(Held& into, const Params& at, cuda::std::size_t first,
                                        const Access& access) {
   if constexpr (Load) {
-    using held = std::remove_reference_t<decltype(cuda::std::get<I>(into))>;
+    using held = cuda::std::remove_reference_t<decltype(cuda::std::get<I>(into))>;
     cuda::std::get<I>(into) =
         access.load(reinterpret_cast<const held*>(cuda::std::get<I>(at.inputs) + first));
   }
@@ -163,12 +165,12 @@ CUACT_HOST_DEVICE void load_input_into(Held& into, const Params& at, std::size_t
 /// any of them is computed and stored.
 #pragma nv_exec_check_disable
 template <int Width, unsigned Broadcast, unsigned W, class Op, int VecWidth, class... Out,
-          class... In, class Access, std::size_t... I>
+          class... In, class Access, cuda::std::size_t... I>
 CUACT_HOST_DEVICE void rows_columns(
     const rows_params<elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>,
                       Broadcast, W>& p,
-    std::size_t first, std::size_t first_row, std::size_t row_step, const Access& access,
-    std::index_sequence<I...> inputs) {
+    cuda::std::size_t first, cuda::std::size_t first_row, cuda::std::size_t row_step,
+    const Access& access, cuda::std::index_sequence<I...> inputs) {
   using params_t = elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>;
   using loaded_t = cuda::std::tuple<held_vector_t<In, Width>...>;
   constexpr int max_k = rows_params<params_t, Broadcast, W>::max_rows_in_flight;
@@ -176,14 +178,14 @@ CUACT_HOST_DEVICE void rows_columns(
   if (first_row >= p.rows) return;
   loaded_t shared{};
   (load_input_into<I, (Broadcast >> I & 1u) != 0>(shared, p.row, first, access), ...);
-  const std::size_t step = row_step * static_cast<std::size_t>(k);
+  const cuda::std::size_t step = row_step * static_cast<cuda::std::size_t>(k);
   params_t at = row_params_at(p, first_row);  // row `base`'s arrays
-  for (std::size_t base = first_row; base < p.rows; base += step) {
+  for (cuda::std::size_t base = first_row; base < p.rows; base += step) {
     loaded_t loaded[max_k];
     params_t row_u = at;
     CUACT_UNROLL
     for (int u = 0; u < max_k; ++u) {
-      const std::size_t row = base + u * row_step;
+      const cuda::std::size_t row = base + u * row_step;
       if (u < k && row < p.rows) {
         loaded[u] = shared;
         (load_input_into<I, (Broadcast >> I & 1u) == 0>(loaded[u], row_u, first, access), ...);
@@ -193,10 +195,10 @@ CUACT_HOST_DEVICE void rows_columns(
     row_u = at;
     CUACT_UNROLL
     for (int u = 0; u < max_k; ++u) {
-      const std::size_t row = base + u * row_step;
+      const cuda::std::size_t row = base + u * row_step;
       if (u < k && row < p.rows) {
         compute_and_store<Width>(row_u, first, loaded[u], no_vector_state{}, access, inputs,
-                                 std::index_sequence_for<Out...>{});
+                                 cuda::std::index_sequence_for<Out...>{});
       }
       advance_rows(row_u, p, row_step);
     }
@@ -215,21 +217,22 @@ CUACT_HOST_DEVICE void rows_columns(
 #pragma nv_exec_check_disable
 template <class Params, unsigned Broadcast, unsigned W, class Access = global_memory_access>
 CUACT_HOST_DEVICE void rows_thread(const rows_params<Params, Broadcast, W>& p,
-                                   std::size_t first_row, std::size_t row_step, std::size_t thread,
-                                   std::size_t num_threads, const Access& access = {}) {
+                                   cuda::std::size_t first_row, cuda::std::size_t row_step,
+                                   cuda::std::size_t thread, cuda::std::size_t num_threads,
+                                   const Access& access = {}) {
   if constexpr (rows_params<Params, Broadcast, W>::walks_columns) {
     constexpr int width = Params::vec_width;
-    const auto inputs = std::make_index_sequence<Params::num_inputs>{};
-    const std::size_t scalars = p.row.head + p.row.tail;
-    const std::size_t tail_shift = p.row.vectors * width;
-    for (std::size_t s = thread; s < scalars; s += num_threads) {
+    const auto inputs = cuda::std::make_index_sequence<Params::num_inputs>{};
+    const cuda::std::size_t scalars = p.row.head + p.row.tail;
+    const cuda::std::size_t tail_shift = p.row.vectors * width;
+    for (cuda::std::size_t s = thread; s < scalars; s += num_threads) {
       rows_columns<1>(p, s < p.row.head ? s : s + tail_shift, first_row, row_step, access, inputs);
     }
-    for (std::size_t v = thread; v < p.row.vectors; v += num_threads) {
+    for (cuda::std::size_t v = thread; v < p.row.vectors; v += num_threads) {
       rows_columns<width>(p, p.row.head + v * width, first_row, row_step, access, inputs);
     }
   } else {
-    for (std::size_t row = first_row; row < p.rows; row += row_step) {
+    for (cuda::std::size_t row = first_row; row < p.rows; row += row_step) {
       elementwise_thread(row_params_at(p, row), thread, num_threads, access);
     }
   }
@@ -240,8 +243,9 @@ CUACT_HOST_DEVICE void rows_thread(const rows_params<Params, Broadcast, W>& p,
 /// stored by vector_store_access.
 template <class RowsParams>
 CUACT_KERNEL void rows_kernel(const RowsParams params) {
-  const std::size_t thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::size_t num_threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  const cuda::std::size_t thread =
+      static_cast<cuda::std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const cuda::std::size_t num_threads = static_cast<cuda::std::size_t>(gridDim.x) * blockDim.x;
   if constexpr (RowsParams::walks_columns) {
     rows_thread(params, blockIdx.y, gridDim.y, thread, num_threads, vector_store_access{});
   } else {
@@ -256,9 +260,10 @@ template <int VecWidth, unsigned Broadcast = 0,
 rows_params<elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>, Broadcast,
             WalkLoadBytes>
 make_rows_params(Op op, const output_arrays<Out...>& row0_outputs,
-                 const std::size_t (&output_pitch)[sizeof...(Out)], std::size_t rows,
-                 std::size_t cols, const input_arrays<In...>& row0_inputs,
-                 const std::size_t (&input_pitch)[sizeof...(In)], unsigned rows_in_flight = 1) {
+                 const cuda::std::size_t (&output_pitch)[sizeof...(Out)], cuda::std::size_t rows,
+                 cuda::std::size_t cols, const input_arrays<In...>& row0_inputs,
+                 const cuda::std::size_t (&input_pitch)[sizeof...(In)],
+                 unsigned rows_in_flight = 1) {
   rows_params<elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>, Broadcast,
               WalkLoadBytes>
       p{make_params<VecWidth>(op, row0_outputs, cols, row0_inputs, 1),
@@ -267,11 +272,11 @@ make_rows_params(Op op, const output_arrays<Out...>& row0_outputs,
         {},
         rows_in_flight};
   bool pitches_keep_alignment = true;
-  for (std::size_t m = 0; m < sizeof...(Out); ++m) {
+  for (cuda::std::size_t m = 0; m < sizeof...(Out); ++m) {
     p.output_pitch[m] = output_pitch[m];
     pitches_keep_alignment = pitches_keep_alignment && output_pitch[m] % VecWidth == 0;
   }
-  for (std::size_t k = 0; k < sizeof...(In); ++k) {
+  for (cuda::std::size_t k = 0; k < sizeof...(In); ++k) {
     p.input_pitch[k] = (Broadcast >> k & 1u) ? 0 : input_pitch[k];
     pitches_keep_alignment = pitches_keep_alignment && p.input_pitch[k] % VecWidth == 0;
   }
@@ -291,15 +296,15 @@ struct rows_grid {
   unsigned blocks_x;
   unsigned blocks_y;
 };
-inline rows_grid rows_grid_for(std::size_t rows, std::size_t row_vectors, std::size_t row_scalars,
-                               unsigned vectors_per_thread, unsigned rows_per_thread,
-                               unsigned block) {
-  const std::size_t k = vectors_per_thread < 1 ? 1 : vectors_per_thread;
-  const std::size_t vector_threads = (row_vectors + k - 1) / k;
-  const std::size_t threads = vector_threads > row_scalars ? vector_threads : row_scalars;
-  const std::size_t blocks_x = (threads + block - 1) / block;
-  const std::size_t r = rows_per_thread < 1 ? 1 : rows_per_thread;
-  std::size_t blocks_y = (rows + r - 1) / r;
+inline rows_grid rows_grid_for(cuda::std::size_t rows, cuda::std::size_t row_vectors,
+                               cuda::std::size_t row_scalars, unsigned vectors_per_thread,
+                               unsigned rows_per_thread, unsigned block) {
+  const cuda::std::size_t k = vectors_per_thread < 1 ? 1 : vectors_per_thread;
+  const cuda::std::size_t vector_threads = (row_vectors + k - 1) / k;
+  const cuda::std::size_t threads = vector_threads > row_scalars ? vector_threads : row_scalars;
+  const cuda::std::size_t blocks_x = (threads + block - 1) / block;
+  const cuda::std::size_t r = rows_per_thread < 1 ? 1 : rows_per_thread;
+  cuda::std::size_t blocks_y = (rows + r - 1) / r;
   blocks_y = blocks_y < 1 ? 1 : (blocks_y > max_grid_rows ? max_grid_rows : blocks_y);
   return {static_cast<unsigned>(blocks_x < 1 ? 1 : (blocks_x > 0x7fffffff ? 0x7fffffff : blocks_x)),
           static_cast<unsigned>(blocks_y)};

@@ -33,9 +33,9 @@
 
 #include <cuda/std/bit>
 
-#include <cstddef>
-#include <cstdint>
-#include <type_traits>
+#include <cuda/std/cstddef>
+#include <cuda/std/cstdint>
+#include <cuda/std/type_traits>
 
 #include "../config.cuh"
 #include "../numeric.cuh"
@@ -63,8 +63,9 @@ struct bf16_table_window {
   static constexpr unsigned entries_of = window_entries + 16 / sizeof(Entry);
   /// Bytes of a table of `Entry` values (bf16 results: 16 KiB and 16 bytes; float: 32 KiB and 16).
   template <class Entry>
-  static constexpr std::size_t bytes_of = entries_of<Entry> * sizeof(Entry);
-  static constexpr std::size_t bytes = bytes_of<std::uint16_t>;  ///< the bf16 forward's table
+  static constexpr cuda::std::size_t bytes_of = entries_of<Entry> * sizeof(Entry);
+  static constexpr cuda::std::size_t bytes =
+      bytes_of<cuda::std::uint16_t>;  ///< the bf16 forward's table
   static_assert(per_sign == 0x8000u >> 3, "cuact: slot() moves the sign bit to per_sign's");
   static_assert(bytes % 16 == 0 && bytes_of<float> % 16 == 0,
                 "cuact: the table is copied in 16-byte words");
@@ -95,24 +96,26 @@ struct bf16_table_window {
   /// H200, the tabulated quantize of gelu (with fp8 stored as words, elementwise.cuh:
   /// store_vector): 0.93-0.94 x memcpy lane by lane, 0.96-0.97 so (bench/results/h200/
   /// quantize_pack_s43.txt).
-  static constexpr std::uint32_t pair_bias = (0x8000u - first_exponent * mantissas) * 0x10001u;
-  CUACT_HOST_DEVICE static std::uint32_t biased_pair(std::uint32_t word) {
+  static constexpr cuda::std::uint32_t pair_bias =
+      (0x8000u - first_exponent * mantissas) * 0x10001u;
+  CUACT_HOST_DEVICE static cuda::std::uint32_t biased_pair(cuda::std::uint32_t word) {
     return (word & 0x7fff7fffu) + pair_bias;
   }
   /// Of a biased pair: the bits under low_miss_bits (high_miss_bits) are zero exactly when the low
   /// (high) lane is in the window, a half in [0x8000, 0x9000).
-  CUACT_HOST_DEVICE static std::uint32_t pair_misses(std::uint32_t biased) {
+  CUACT_HOST_DEVICE static cuda::std::uint32_t pair_misses(cuda::std::uint32_t biased) {
     return biased ^ 0x80008000u;
   }
-  static constexpr std::uint32_t low_miss_bits = 0x0000f000u;
-  static constexpr std::uint32_t high_miss_bits = 0xf0000000u;
+  static constexpr cuda::std::uint32_t low_miss_bits = 0x0000f000u;
+  static constexpr cuda::std::uint32_t high_miss_bits = 0xf0000000u;
   /// slot() of the low lane of `word` where it is in the window, from its biased pair; an entry of
   /// the window for any bits (so the lookup may come before the test).
-  CUACT_HOST_DEVICE static unsigned low_slot(std::uint32_t word, std::uint32_t biased) {
+  CUACT_HOST_DEVICE static unsigned low_slot(cuda::std::uint32_t word, cuda::std::uint32_t biased) {
     return (biased & 0x0fffu) | ((word >> 3) & per_sign);
   }
   /// slot() of the high lane of `word` where it is in the window; an entry of the window always.
-  CUACT_HOST_DEVICE static unsigned high_slot(std::uint32_t word, std::uint32_t biased) {
+  CUACT_HOST_DEVICE static unsigned high_slot(cuda::std::uint32_t word,
+                                              cuda::std::uint32_t biased) {
     return ((biased & 0x0fff0000u) | ((word >> 3) & (per_sign << 16))) >> 16;
   }
   /// The bf16 bits whose entry is `s` (the slots' inverse; the padding entries hold +-0 again).
@@ -125,7 +128,7 @@ struct bf16_table_window {
 /// bf16 bits of op(x) for the input at table entry `s`, rounded as the elementwise path rounds.
 #pragma nv_exec_check_disable
 template <class Op>
-CUACT_HOST_DEVICE std::uint16_t bf16_table_entry(const Op& op, unsigned s) {
+CUACT_HOST_DEVICE cuda::std::uint16_t bf16_table_entry(const Op& op, unsigned s) {
   const float x = cuda::std::bit_cast<float>(bf16_table_window::bits_of(s) << 16);
   const __nv_bfloat16_raw rounded = from_compute<__nv_bfloat16>(op(x));
   return rounded.x;
@@ -167,7 +170,7 @@ template <class Op>
 struct bf16_table_op {
   static constexpr bool takes_held_vector = true;
   Op op;
-  const std::uint16_t* entries;
+  const cuda::std::uint16_t* entries;
 
 #pragma nv_exec_check_disable
   template <class C>
@@ -180,12 +183,12 @@ struct bf16_table_op {
   /// all eight entries in registers (42 against 31) and ran at 0.95 x memcpy against 0.99
   /// (H100, bench/results/h100/table_variants.txt).
   template <int Width>
-  CUACT_HOST_DEVICE vector_of<std::uint32_t, Width / 2> apply_held(
-      const vector_of<std::uint32_t, Width / 2>& words) const {
-    vector_of<std::uint32_t, Width / 2> result;
+  CUACT_HOST_DEVICE vector_of<cuda::std::uint32_t, Width / 2> apply_held(
+      const vector_of<cuda::std::uint32_t, Width / 2>& words) const {
+    vector_of<cuda::std::uint32_t, Width / 2> result;
     CUACT_UNROLL
     for (int w = 0; w < Width / 2; ++w) {
-      const std::uint32_t word = words.elements[w];
+      const cuda::std::uint32_t word = words.elements[w];
       result.elements[w] = lookup(word & 0xffffu) | (lookup(word >> 16) << 16);
     }
     return result;
@@ -194,7 +197,7 @@ struct bf16_table_op {
  private:
 #pragma nv_exec_check_disable
   /// The result for bits `b`: the entry where the table has one, op itself elsewhere.
-  CUACT_HOST_DEVICE std::uint32_t lookup(std::uint32_t b) const {
+  CUACT_HOST_DEVICE cuda::std::uint32_t lookup(cuda::std::uint32_t b) const {
     if (bf16_table_window::key_with_zeros(b) < bf16_table_window::per_sign) {
       return entry(bf16_table_window::slot_with_zeros(b));
     }
@@ -202,7 +205,7 @@ struct bf16_table_op {
         from_compute<__nv_bfloat16>(op(cuda::std::bit_cast<float>(b << 16)));
     return computed.x;
   }
-  CUACT_HOST_DEVICE std::uint32_t entry(unsigned s) const { return table_entry(entries, s); }
+  CUACT_HOST_DEVICE cuda::std::uint32_t entry(unsigned s) const { return table_entry(entries, s); }
 };
 
 /// The quantize's op (fused.cuh: amax_op) on bf16 input through a table of the activation's float
@@ -226,7 +229,7 @@ struct bf16_table_quantize_op {
 
   /// One element (the head and tail).
   CUACT_HOST_DEVICE float operator()(float x) const {
-    const std::uint32_t b = cuda::std::bit_cast<std::uint32_t>(x) >> 16;
+    const cuda::std::uint32_t b = cuda::std::bit_cast<cuda::std::uint32_t>(x) >> 16;
     return scaled(bf16_table_window::offset(b) < bf16_table_window::per_sign
                       ? entry(bf16_table_window::slot(b))
                       : outside(b));
@@ -235,13 +238,13 @@ struct bf16_table_quantize_op {
   /// A vector of Width bf16 lanes held as Width / 2 words (lane 2w low) -> Width Out values.
   template <int Width>
   CUACT_HOST_DEVICE vector_of<Out, Width> apply_held(
-      const vector_of<std::uint32_t, Width / 2>& words) const {
+      const vector_of<cuda::std::uint32_t, Width / 2>& words) const {
     float values[Width];
     CUACT_UNROLL
     for (int w = 0; w < Width / 2; ++w) {
-      const std::uint32_t word = words.elements[w];
-      const std::uint32_t biased = bf16_table_window::biased_pair(word);
-      const std::uint32_t misses = bf16_table_window::pair_misses(biased);
+      const cuda::std::uint32_t word = words.elements[w];
+      const cuda::std::uint32_t biased = bf16_table_window::biased_pair(word);
+      const cuda::std::uint32_t misses = bf16_table_window::pair_misses(biased);
       float low = entry(bf16_table_window::low_slot(word, biased));
       if ((misses & bf16_table_window::low_miss_bits) != 0) low = outside(word & 0xffffu);
       float high = entry(bf16_table_window::high_slot(word, biased));
@@ -260,7 +263,7 @@ struct bf16_table_quantize_op {
   /// bf16_table_op's lookup (key_with_zeros, then slot_with_zeros): its window test again in this
   /// branch cost gelu with 1% zeros 0.943 -> 0.917 x memcpy (H200, session 43's call K,
   /// bench/results/h200/quantize_zeros_s43.txt).
-  CUACT_HOST_DEVICE float outside(std::uint32_t b) const {
+  CUACT_HOST_DEVICE float outside(cuda::std::uint32_t b) const {
     if (bf16_table_window::is_zero(b)) return entry(bf16_table_window::zero_slot_of(b));
     return fn(cuda::std::bit_cast<float>(b << 16));
   }
@@ -268,8 +271,8 @@ struct bf16_table_quantize_op {
 };
 
 /// What fill_bf16_table_kernel writes: op's table at `entries`, of bf16 results
-/// (bf16_table_entry: Entry std::uint16_t) or of float ones (bf16_float_table_entry: float).
-template <class Op, class Entry = std::uint16_t>
+/// (bf16_table_entry: Entry cuda::std::uint16_t) or of float ones (bf16_float_table_entry: float).
+template <class Op, class Entry = cuda::std::uint16_t>
 struct bf16_table_fill {
   Op op;
   Entry* entries;
@@ -284,7 +287,7 @@ CUACT_KERNEL void fill_bf16_table_kernel(const bf16_table_fill<Op, Entry> fill) 
 #endif
   const unsigned s = blockIdx.x * blockDim.x + threadIdx.x;
   if (s >= bf16_table_window::entries_of<Entry>) return;
-  if constexpr (std::is_same_v<Entry, float>) {
+  if constexpr (cuda::std::is_same_v<Entry, float>) {
     fill.entries[s] = bf16_float_table_entry(fill.op, s);
   } else {
     fill.entries[s] = bf16_table_entry(fill.op, s);
@@ -343,16 +346,18 @@ struct tabulating_access : global_memory_access {
 /// memory for the table (tabulating_access).
 template <class Params>
 CUACT_KERNEL void tabulated_kernel(const Params params) {
-  const std::size_t thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::size_t num_threads = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  const cuda::std::size_t thread =
+      static_cast<cuda::std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const cuda::std::size_t num_threads = static_cast<cuda::std::size_t>(gridDim.x) * blockDim.x;
   elementwise_thread(params, thread, num_threads,
-                     tabulating_access<std::uint16_t>{{}, params.op.entries});
+                     tabulating_access<cuda::std::uint16_t>{{}, params.op.entries});
 }
 
 /// params with its op looked up through the table at `entries`: the same arrays and split.
 template <class Op, int VecWidth, class Outputs, class Inputs>
 elementwise_params<bf16_table_op<Op>, VecWidth, Outputs, Inputs> tabulated_params(
-    const elementwise_params<Op, VecWidth, Outputs, Inputs>& params, const std::uint16_t* entries) {
+    const elementwise_params<Op, VecWidth, Outputs, Inputs>& params,
+    const cuda::std::uint16_t* entries) {
   return with_op(params, bf16_table_op<Op>{params.op, entries});
 }
 
