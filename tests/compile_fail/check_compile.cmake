@@ -6,7 +6,8 @@
 #   // EXPECT-ERROR: text that the compiler's output must contain
 # With one or more such lines the compile must fail and every text must appear in its output
 # (plain substring match, so backticks and brackets in static_assert messages need no escaping).
-# Without any, the file is a positive control and must compile.
+# Without any, the file is a positive control and must compile. `// FLAGS: -Werror all-warnings`
+# adds flags to the compile.
 cmake_minimum_required(VERSION 3.24)
 include("${CMAKE_CURRENT_LIST_DIR}/../nvcc_script.cmake")
 
@@ -19,8 +20,17 @@ foreach(line IN LISTS expect_lines)
   list(APPEND expected "${text}")
 endforeach()
 
+# `// FLAGS: ...` lines add compiler flags (a positive control that must compile warning-free).
+file(STRINGS "${SOURCE}" flag_lines REGEX "^// FLAGS: ")
+set(flags "")
+foreach(line IN LISTS flag_lines)
+  string(REGEX REPLACE "^// FLAGS: " "" text "${line}")
+  separate_arguments(text UNIX_COMMAND "${text}")
+  list(APPEND flags ${text})
+endforeach()
+
 # Real host + device compilation (cudafe, cicc, ptxas, host compiler) for one architecture.
-cuact_nvcc_command(command "${SOURCE}" "${OBJECT}")
+cuact_nvcc_command(command "${SOURCE}" "${OBJECT}" ${flags})
 
 string(TIMESTAMP start "%s")
 execute_process(COMMAND ${command} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE out)
