@@ -297,7 +297,10 @@ def install():
     more, so cuact_torch's import leaves it to the first torch.compile (see _hook)."""
     if _installed["done"]:
         return
-    from torch._inductor import decomposition as inductor_decomposition
+    import importlib
+    name = "torch._inductor.decomposition"
+    # from sys.modules first: right after its exec the parent package lacks the attribute
+    inductor_decomposition = sys.modules.get(name) or importlib.import_module(name)
     _installed["done"] = True
     _register_into(inductor_decomposition.decompositions)
     cached = getattr(inductor_decomposition, "fast_random_decomps", None)
