@@ -191,7 +191,7 @@ inline void check_tensor(const at::Tensor& t, const std::string& op, const char*
 /// "[2, 3]": sizes as PyTorch prints them. Built here, not by streaming the IntArrayRef into
 /// TORCH_CHECK: that message crashed the process (SIGSEGV, torch 2.11 with this header compiled
 /// by nvcc 13 and GCC 13) where the same check with a dtype or device in its message raised. A
-/// streamed int64_t crashed the same way (torch_fused.cuh, session 40): integers go as strings.
+/// streamed int64_t crashed the same way (torch_fused.cuh): integers go as strings.
 inline std::string sizes_text(at::IntArrayRef sizes) {
   std::string text = "[";
   for (std::size_t i = 0; i < sizes.size(); ++i) {
