@@ -11,3 +11,22 @@ if(Python3_FOUND)
 endif()
 cuact_add_test(NAME cpu_fused KIND cpu SOURCES cpu_fused.cu)
 cuact_add_test(NAME cpu_accuracy KIND cpu SOURCES cpu_accuracy.cu)
+
+# NVRTC compiles the headers that claim run-time compilation support (docs/nvrtc.md) to PTX: a
+# plain program on the toolkit's libnvrtc, no GPU and no Catch2.
+find_package(CUDAToolkit QUIET)
+if(TARGET CUDA::nvrtc)
+  set(cuact_nvrtc_includes ${PROJECT_SOURCE_DIR}/include)
+  foreach(dir IN LISTS CUDAToolkit_INCLUDE_DIRS)
+    list(APPEND cuact_nvrtc_includes ${dir})
+    if(IS_DIRECTORY ${dir}/cccl)  # CUDA 13 keeps CCCL's cuda/std there
+      list(APPEND cuact_nvrtc_includes ${dir}/cccl)
+    endif()
+  endforeach()
+  add_executable(nvrtc_compile nvrtc_compile.cpp)
+  target_link_libraries(nvrtc_compile PRIVATE CUDA::nvrtc)
+  list(JOIN cuact_nvrtc_includes "|" cuact_nvrtc_includes)  # ';' would split the definition
+  target_compile_definitions(nvrtc_compile PRIVATE "CUACT_NVRTC_INCLUDES=\"${cuact_nvrtc_includes}\"")
+  add_test(NAME nvrtc_compile COMMAND nvrtc_compile)
+  set_tests_properties(nvrtc_compile PROPERTIES LABELS cpu)
+endif()
