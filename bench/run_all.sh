@@ -4,12 +4,14 @@
 #
 #   bash bench/run_all.sh OUT_DIR [BUILD_DIR]      (BUILD_DIR defaults to build-bench)
 #
-# Writes 8 files to OUT_DIR (the device tool brings back at most 8): <mode>.txt (the mode's
-# tables, stdout) for headline, family, user, shapes, small and sweep; sweep.csv; run.log (every
-# mode's stderr, nvidia-smi, exit status and seconds per mode). PLOT=1 also runs plot.py
-# (sweep.png, sweep_ratio.png; needs matplotlib), or run it later on the CSV anywhere. Builds
-# cuact_bench first if BUILD_DIR lacks it. Prints a short digest at the end (the caller may see
-# only the tail). Exits non-zero if any mode failed.
+# Writes to OUT_DIR: <gpu>.csv (e.g. h200.csv: the headline, family and user rows, one per line,
+# by bench/to_csv.py; copy it to bench/results/ and run tools/gen_performance.py), <mode>.txt
+# (the mode's tables, stdout) for headline, family, user, shapes, small and sweep; sweep.csv;
+# run.log (every mode's stderr, nvidia-smi, exit status and seconds per mode). The CSV's commit
+# is BENCH_COMMIT, or `git rev-parse --short HEAD` where the tree is a clone ("-dirty" if it has
+# changes). PLOT=1 also runs plot.py (sweep.png, sweep_ratio.png; needs matplotlib). Builds
+# cuact_bench first if BUILD_DIR lacks it. Prints a short digest at the end, the headline last.
+# Exits non-zero if any mode failed.
 set -uo pipefail
 
 out=${1:?usage: bash bench/run_all.sh OUT_DIR [BUILD_DIR]}
@@ -78,6 +80,22 @@ run_mode user 30 --user
 run_mode shapes 60 --shapes ${SHAPES_OPS:+--ops "$SHAPES_OPS"}
 run_mode small 60 --small
 run_mode sweep 180 --sweep --csv "$out/sweep.csv"
+
+# One CSV per GPU from the one-size modes' tables: the file docs/performance.md is generated from.
+commit=${BENCH_COMMIT:-}
+if [[ -z $commit ]] && commit=$(git -C "$root" rev-parse --short HEAD 2> /dev/null); then
+  [[ -n $(git -C "$root" status --porcelain --untracked-files=no 2> /dev/null) ]] && commit+=-dirty
+fi
+driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader -i 0 2> /dev/null | head -1)
+csv_inputs=()
+for mode in headline family user; do
+  [[ -s $out/$mode.txt ]] && csv_inputs+=("$mode=$out/$mode.txt")
+done
+if ((${#csv_inputs[@]})); then
+  python3 "$root/bench/to_csv.py" "$out" --commit "${commit:-unknown}" --driver "$driver" \
+    "${csv_inputs[@]}" >> "$out/run.log" 2>&1 || { note "# to_csv.py failed (see run.log)"; status=1; }
+  note "# csv: $(ls "$out"/*.csv 2> /dev/null | grep -v sweep.csv | tr '\n' ' ')"
+fi
 
 if [[ ${PLOT:-0} == 1 && -s $out/sweep.csv ]]; then
   python3 "$root/bench/plot.py" "$out/sweep.csv" "$out/sweep.png" >> "$out/run.log" 2>&1 ||
