@@ -250,10 +250,16 @@ def decomposed_ops():
 
 # ---- registration into inductor's table ----
 
+_KERNEL_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
 def _guarded(op_name, fn):
     def decomposition(*args, **kwargs):
         if effective_mode(op_name) == "kernel":
             return NotImplemented  # traced as the opaque op, with its fake
+        first = args[0]
+        if first.device.type != "cuda" or first.dtype not in _KERNEL_DTYPES:
+            return NotImplemented  # the kernel's refusal, as in eager
         return fn(*args, **kwargs)
     decomposition.__name__ = "cuact_" + op_name
     return decomposition
