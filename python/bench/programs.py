@@ -11,7 +11,7 @@ Programs (bf16 unless said):
              5632, random weights, nothing downloaded), batch 8 x 1024, forward + backward + AdamW;
              each LlamaMLP's forward patched to cuact's gated_silu (or the Triton SwiGLU)
   overhead   host time per call on 1 K and 1 M elements, fp32 and bf16: eager forward (no grad),
-             and op(x).sum().backward() (autograd)
+             op(x).sum().backward() (autograd), op(x).backward(g) with a dense g, the backward op
 
 Variants: torch eager; torch.compile (the chain and block whole, each LlamaMLP .compile()d);
 cuact eager; cuact under torch.compile (cuact_torch.compile_mode "auto"; "kernel" shown too);
@@ -366,7 +366,21 @@ def run_overhead(table, args):
                           host_us(lambda: torch_op(xg).sum().backward(), calls), "us")
                 table.add(label + " fwd+bwd", "cuact eager",
                           host_us(lambda: cuact_op(xg).sum().backward(), calls), "us")
-                del x, xg
+                # where the time goes: a dense gradient (no expanded grad to copy), the backward
+                # op alone
+                g = torch.randn_like(x)
+                table.add(label + " fwd+bwd, dense grad", "torch eager",
+                          host_us(lambda: torch_op(xg).backward(g), calls), "us")
+                table.add(label + " fwd+bwd, dense grad", "cuact eager",
+                          host_us(lambda: cuact_op(xg).backward(g), calls), "us")
+                aten_backward = {"relu": lambda: torch.ops.aten.threshold_backward(g, x, 0),
+                                 "gelu": lambda: torch.ops.aten.gelu_backward(g, x),
+                                 "silu": lambda: torch.ops.aten.silu_backward(g, x)}[name]
+                table.add(label + " backward op", "torch eager", host_us(aten_backward, calls), "us")
+                cuact_backward = getattr(ops, name + "_backward")
+                table.add(label + " backward op", "cuact eager",
+                          host_us(lambda: cuact_backward(g, x), calls), "us")
+                del x, xg, g
 
 
 def main():
