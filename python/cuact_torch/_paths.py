@@ -8,7 +8,7 @@ def include_dir():
     """cuact's include directory (holding cuact/cuact.cuh and cuact/torch.cuh).
 
     $CUACT_INCLUDE when set; else the checkout this package sits in (python/cuact_torch ->
-    include/); else the copy setup.py installs inside the package.
+    include/); else the copy the wheel carries inside the package.
     """
     candidates = [
         os.environ.get("CUACT_INCLUDE"),
@@ -54,6 +54,21 @@ NVCC_FLAGS = [
 CXX_FLAGS = ["-O3"]  # the C++ standard is PyTorch's default (C++17 or later)
 
 
+def whole_family():
+    """The whole activation family is built unless CUACT_TORCH_FAMILY=0 asks for the lean library."""
+    return os.environ.get("CUACT_TORCH_FAMILY", "1") != "0"
+
+
 def family_flags():
-    """-DCUACT_TORCH_FAMILY=1 when the environment asks for the whole activation family."""
-    return ["-DCUACT_TORCH_FAMILY=1"] if os.environ.get("CUACT_TORCH_FAMILY") == "1" else []
+    """-DCUACT_TORCH_FAMILY=1 unless the environment asks for the lean library."""
+    return ["-DCUACT_TORCH_FAMILY=1"] if whole_family() else []
+
+
+def version():
+    """cuact's version, "MAJOR.MINOR.PATCH", from cuact/version.cuh (the checkout's or the
+    package's headers): the one version source."""
+    import re
+    with open(os.path.join(include_dir(), "cuact", "version.cuh")) as f:
+        text = f.read()
+    return ".".join(re.search(r"#define\s+CUACT_VERSION_%s\s+(\d+)" % k, text).group(1)
+                    for k in ("MAJOR", "MINOR", "PATCH"))
