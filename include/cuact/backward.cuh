@@ -12,6 +12,7 @@
 #include "activation.cuh"
 #include "detail/dispatch.cuh"
 #include "elementwise.cuh"
+#include "error.cuh"
 
 namespace cuact {
 namespace detail {

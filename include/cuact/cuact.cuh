@@ -13,6 +13,7 @@
 /// relu_mask.cuh    cuact::relu_forward_mask, cuact::relu_backward_mask (1 bit per element)
 /// transform.cuh    cuact::transform: any N-input, M-output elementwise operation
 /// elementwise.cuh  the kernel template and its per-thread body, for custom launches
+/// error.cuh        cuact::last_error_detail: why the last call was rejected
 /// version.cuh      CUACT_VERSION_MAJOR / MINOR / PATCH and CUACT_VERSION
 #pragma once
 
@@ -22,6 +23,7 @@
 #include "activations.cuh"
 #include "backward.cuh"
 #include "elementwise.cuh"
+#include "error.cuh"
 #include "forward.cuh"
 #include "fused.cuh"
 #include "relu_mask.cuh"

@@ -11,6 +11,7 @@
 #include "activation.cuh"
 #include "detail/dispatch.cuh"
 #include "elementwise.cuh"
+#include "error.cuh"
 
 namespace cuact {
 

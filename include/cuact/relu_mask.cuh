@@ -19,6 +19,7 @@
 #include "detail/dispatch.cuh"
 #include "detail/kernels/relu_mask.cuh"
 #include "elementwise.cuh"
+#include "error.cuh"
 
 namespace cuact {
 

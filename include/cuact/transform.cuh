@@ -14,6 +14,7 @@
 #include "activation.cuh"
 #include "detail/dispatch.cuh"
 #include "elementwise.cuh"
+#include "error.cuh"
 
 namespace cuact {
 

@@ -3,14 +3,44 @@
 /// leaves no error behind in the CUDA runtime's last-error state.
 #pragma once
 
+#include "config.cuh"
+
+#include <cstdarg>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
-
-#include "config.cuh"
 
 namespace cuact {
 namespace detail {
+
+/// The text cuact::last_error_detail() returns (error.cuh): this thread's, so concurrent callers
+/// do not see each other's rejections. Fixed size: a rejection never allocates.
+inline char* error_detail_text() {
+  static thread_local char text[256] = "";
+  return text;
+}
+
+/// Empties the text: the call it belongs to was accepted.
+inline void clear_error_detail() { error_detail_text()[0] = '\0'; }
+
+/// Records why a call is rejected (printf-style) and returns `status`, the error it returns.
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+inline cudaError_t reject(cudaError_t status, const char* format, ...) {
+  std::va_list arguments;
+  va_start(arguments, format);
+  std::vsnprintf(error_detail_text(), 256, format, arguments);
+  va_end(arguments);
+  return status;
+}
+
+/// An entry with nothing to do (n == 0): success, with the text emptied.
+inline cudaError_t accepted_without_launch() {
+  clear_error_detail();
+  return cudaSuccess;
+}
 
 /// What an operation does with an array, which decides the overlaps it may have.
 enum class array_role {
@@ -64,8 +94,10 @@ inline bool may_overlap(const array_arg& a, const array_arg& b) {
 /// memory, or page-locked host memory. Pageable host memory (the usual mistake) and memory of
 /// another device are rejected here rather than faulting in the kernel, which would kill the
 /// context.
-inline cudaError_t check_device_accessible(const void* pointer, int device) {
-  cudaPointerAttributes attributes{};
+/// `attributes` receives what cudaPointerGetAttributes says (the other device, when rejected).
+inline cudaError_t check_device_accessible(const void* pointer, int device,
+                                           cudaPointerAttributes& attributes) {
+  attributes = {};
   const cudaError_t status = cudaPointerGetAttributes(&attributes, pointer);
   if (status != cudaSuccess) {
     cudaGetLastError();  // the failure is returned; do not leave it behind for the caller
@@ -89,38 +121,78 @@ inline cudaError_t check_device_accessible(const void* pointer, int device) {
 #define CUACT_CHECK_POINTER_ATTRIBUTES 1
 #endif
 
+/// The name of arrays[i] in a rejection's text: "output k" or "input k", k counting the arrays of
+/// that kind before it (an entry's outputs come first, then its inputs, each in parameter order).
+struct array_name {
+  char text[24];
+};
+inline array_name name_of(const array_arg* arrays, std::size_t i) {
+  const bool output = arrays[i].role == array_role::output;
+  std::size_t k = 0;
+  for (std::size_t j = 0; j < i; ++j) k += (arrays[j].role == array_role::output) == output;
+  array_name name{};
+  std::snprintf(name.text, sizeof(name.text), "%s %zu", output ? "output" : "input", k);
+  return name;
+}
+
 /// Every check of an operation's arrays (n > 0 is assumed): sizes that fit size_t, null and
 /// misaligned pointers, overlaps (may_overlap), and where each pointer lives, with one
 /// cudaGetDevice and one cudaPointerGetAttributes per distinct pointer. On success `device` is
 /// the current device, which the launch model needs.
+/// Each rejection records its reason for cuact::last_error_detail(); success empties it.
 inline cudaError_t validate_arrays(const array_arg* arrays, std::size_t count, int& device) {
   for (std::size_t i = 0; i < count; ++i) {
     const array_arg& a = arrays[i];
-    if (a.bytes == 0 || a.pointer == nullptr ||
-        reinterpret_cast<std::uintptr_t>(a.pointer) % a.alignment != 0) {
-      return cudaErrorInvalidValue;
+    if (a.pointer == nullptr) {
+      return reject(cudaErrorInvalidValue, "%s: n > 0 with a null pointer",
+                    name_of(arrays, i).text);
+    }
+    if (a.bytes == 0) {
+      return reject(cudaErrorInvalidValue,
+                    "%s: its size in bytes overflows size_t (or a workspace is smaller than "
+                    "needed)",
+                    name_of(arrays, i).text);
+    }
+    if (reinterpret_cast<std::uintptr_t>(a.pointer) % a.alignment != 0) {
+      return reject(cudaErrorInvalidValue, "%s is not aligned to its element type (%zu bytes)",
+                    name_of(arrays, i).text, a.alignment);
     }
     for (std::size_t j = 0; j < i; ++j) {
       if (!may_overlap(a, arrays[j]) && ranges_overlap(a, arrays[j])) {
-        return cudaErrorInvalidValue;
+        return reject(cudaErrorInvalidValue, "%s overlaps %s without being equal",
+                      name_of(arrays, i).text, name_of(arrays, j).text);
       }
     }
   }
   if (const cudaError_t status = cudaGetDevice(&device); status != cudaSuccess) {
     cudaGetLastError();  // returned, not left behind
-    return status;
+    return reject(status, "cudaGetDevice failed: %s", cudaGetErrorString(status));
   }
 #if CUACT_CHECK_POINTER_ATTRIBUTES
   for (std::size_t i = 0; i < count; ++i) {
     bool seen = false;
     for (std::size_t j = 0; j < i; ++j) seen = seen || arrays[j].pointer == arrays[i].pointer;
     if (seen) continue;
-    if (const cudaError_t status = check_device_accessible(arrays[i].pointer, device);
+    cudaPointerAttributes attributes{};
+    if (const cudaError_t status = check_device_accessible(arrays[i].pointer, device, attributes);
         status != cudaSuccess) {
-      return status;
+      const array_name name = name_of(arrays, i);
+      if (status == cudaErrorInvalidDevice) {
+        return reject(status, "%s is on device %d, the current device is %d", name.text,
+                      attributes.device, device);
+      }
+      if (status == cudaErrorInvalidValue) {
+        return reject(status,
+                      "%s is pageable host memory (or no memory CUDA knows): pass device, "
+                      "managed or page-locked memory",
+                      name.text);
+      }
+      return reject(status, "cudaPointerGetAttributes failed for %s: %s", name.text,
+                    cudaGetErrorString(status));
     }
   }
 #endif
+  clear_error_detail();
   return cudaSuccess;
 }
 
