@@ -592,7 +592,9 @@ cudaError_t forward_quantize(Activation act, const T* in, U* out, cuda::std::siz
                              const float* scale, float* amax,
                              amax_update update = amax_update::reset,
                              cudaStream_t stream = nullptr) {
-  if (n != 0 && scale == nullptr) return cudaErrorInvalidValue;
+  if (n != 0 && scale == nullptr) {
+    return detail::reject(cudaErrorInvalidValue, "forward_quantize: scale: n > 0 with a null pointer");
+  }
   return detail::quantize<VecWidth>(act, in, out, n, 1.0f, scale, amax, update, stream);
 }
 #endif  // __CUDACC_RTC__

@@ -395,7 +395,7 @@ cudaError_t run_elementwise(Op op, const output_arrays<Out...>& outputs, std::si
   (check_output_type<Out>(), ...);
   (check_input_type<In>(), ...);
   constexpr int width = elementwise_width<VecWidth>(type_list<Out...>{}, type_list<In...>{});
-  if (n == 0) return cudaSuccess;
+  if (n == 0) return accepted_without_launch();
   array_arg arrays[sizeof...(Out) + sizeof...(In) + 2];
   const std::size_t used =
       describe_arrays(outputs, n, inputs, in_place, extra, extra_count, arrays);
@@ -438,7 +438,7 @@ cudaError_t launch_rows(Op op, const output_arrays<Out...>& row0_outputs,
   (check_output_type<Out>(), ...);
   (check_input_type<In>(), ...);
   constexpr int width = resolve_width<VecWidth, max_size_of<Out..., In...>()>();
-  if (rows == 0 || cols == 0) return cudaSuccess;
+  if (rows == 0 || cols == 0) return accepted_without_launch();
   auto params = make_rows_params<width, Broadcast, WalkLoadBytes>(
       op, row0_outputs, output_pitch, rows, cols, row0_inputs, input_pitch);
   using params_t = decltype(params);
@@ -495,7 +495,7 @@ cudaError_t run_rows(Op op, const output_arrays<Out...>& row0_outputs,
                      std::size_t cols, const input_arrays<In...>& row0_inputs,
                      const std::size_t (&input_pitch)[sizeof...(In)], const array_arg* arrays,
                      std::size_t count, cudaStream_t stream, cost_hint hint) {
-  if (rows == 0 || cols == 0) return cudaSuccess;
+  if (rows == 0 || cols == 0) return accepted_without_launch();
   int device = 0;
   if (const cudaError_t status = validate_arrays(arrays, count, device); status != cudaSuccess) {
     return status;
@@ -534,7 +534,7 @@ template <class T, class Activation>
 cudaError_t run_sign_mask_forward(Activation act, const T* in, T* out, std::uint32_t* mask,
                                   std::size_t n, cudaStream_t stream) {
   check_input_type<T>();
-  if (n == 0) return cudaSuccess;
+  if (n == 0) return accepted_without_launch();
   const array_arg arrays[] = {array_of(out, n, array_role::output),
                               array_of(in, n, array_role::input_or_in_place),
                               {mask, checked_bytes(mask_words(n), sizeof(std::uint32_t)),

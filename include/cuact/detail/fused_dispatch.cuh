@@ -117,7 +117,7 @@ cudaError_t run_quantize(Op op, U* out, std::size_t n, const T* in, float* amax,
   check_output_type<U>();
   check_input_type<T>();
   constexpr int width = elementwise_width<VecWidth>(type_list<U>{}, type_list<T>{});
-  if (n == 0) return cudaSuccess;
+  if (n == 0) return accepted_without_launch();
   const array_arg scalars[2] = {{amax, sizeof(float), alignof(float), array_role::output},
                                 {scale, sizeof(float), alignof(float), array_role::input}};
   array_arg arrays[4];
@@ -252,7 +252,7 @@ cudaError_t run_bias_forward(FlatOp flat, const T* x, const T* bias, U* out, std
   check_output_type<U>();
   check_input_type<T>();
   constexpr int width = resolve_width<VecWidth, max_size_of<U, T>()>();
-  if (rows == 0 || cols == 0) return cudaSuccess;
+  if (rows == 0 || cols == 0) return accepted_without_launch();
   int device = 0;
   if (const cudaError_t status = validate_arrays(arrays, count, device); status != cudaSuccess) {
     return status;
@@ -328,7 +328,7 @@ cudaError_t run_bias_gradient(Op op, const T* x, const T* bias, const T* dy, T* 
   check_input_type<T>();
   constexpr int width = resolve_width<VecWidth, sizeof(T)>();
   using A = compute_t<T>;
-  if (cols == 0) return cudaSuccess;
+  if (cols == 0) return accepted_without_launch();
   int device = 0;
   if (rows == 0) {  // the sum over no rows: dbias = +0
     const array_arg dbias_only[] = {array_of(dbias, cols, array_role::output)};
@@ -351,7 +351,9 @@ cudaError_t run_bias_gradient(Op op, const T* x, const T* bias, const T* dy, T* 
       status != cudaSuccess) {
     return status;
   }
-  if (partial_bytes == 0) return cudaErrorInvalidValue;  // chunks x cols overflows
+  if (partial_bytes == 0) {  // chunks x cols overflows
+    return reject(cudaErrorInvalidValue, "the bias gradient's workspace size overflows size_t");
+  }
   using params_t = bias_gradient_params<Op, width, T>;
   using held = held_vector_t<T, width>;
   device_facts device_info{};
