@@ -3,7 +3,9 @@
 // two element types). After every rejected call: the expected error, nothing written anywhere (all
 // device buffers compared byte for byte with a snapshot, and the pageable host array passed in),
 // no error left in the runtime (cudaGetLastError), and a following valid call of the same entry
-// succeeds with the right output.
+// succeeds with the right output. Every rejection leaves its reason in cuact::last_error_detail()
+// (the texts that need a device are checked here, the others in cpu_errors.cu), and the valid
+// call empties it.
 //
 // The rules: an output may be exactly one of the inputs (same pointer, same byte size: in place);
 // for backward and backward_from_output only dy may be dx, never x or y; any other overlap of an
@@ -15,6 +17,7 @@
 // runtime, and cuact forwards the stream to cudaLaunchKernelEx unchecked.
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "catch.hpp"
@@ -177,6 +180,9 @@ struct fixture {
   }
 };
 
+/// cuact::last_error_detail() right after expect_rejected's rejected call.
+std::string rejection_detail;
+
 /// `call` returns `expected`, leaves every byte of the fixture (and `host_array`, a pageable host
 /// array passed to the call, when given) unchanged and no error behind; then a valid call works.
 template <class Call, class H = float>
@@ -187,8 +193,11 @@ void expect_rejected(fixture& f, entry e, cudaError_t expected, const char* what
   const std::vector<H> host_before = host_array ? *host_array : std::vector<H>();
   const cudaError_t status = call();
   const cudaError_t last = cudaGetLastError();
-  INFO("returned " << cudaGetErrorName(status) << ", expected " << cudaGetErrorName(expected));
+  rejection_detail = cuact::last_error_detail();
+  INFO("returned " << cudaGetErrorName(status) << ", expected " << cudaGetErrorName(expected)
+                   << ", detail \"" << rejection_detail << "\"");
   CHECK(status == expected);
+  CHECK_FALSE(rejection_detail.empty());
   CHECK(last == cudaSuccess);
   CUACT_CUDA_REQUIRE(cudaDeviceSynchronize());
   const bool unchanged = f.contents() == f.initial;
@@ -196,6 +205,7 @@ void expect_rejected(fixture& f, entry e, cudaError_t expected, const char* what
   if (host_array)
     CHECK(std::memcmp(host_array->data(), host_before.data(), host_before.size() * sizeof(H)) == 0);
   f.expect_valid_call(e);
+  CHECK(std::string(cuact::last_error_detail()).empty());
 }
 
 template <class T>
@@ -507,6 +517,9 @@ TEST_CASE("n * sizeof(T) overflowing size_t", "[gpu][errors]") {
 TEST_CASE("pageable host memory is rejected; pinned and managed memory work", "[gpu][errors]") {
   fixture f;
   const cudaError_t invalid = cudaErrorInvalidValue;
+  const char* const pageable =
+      " is pageable host memory (or no memory CUDA knows): pass device, managed or page-locked "
+      "memory";
   std::vector<float> host(n);
   for (std::size_t i = 0; i < n; ++i) host[i] = hash_value<float>(11, i);
   std::vector<std::uint32_t> host_mask(words, 0x12345678u);
@@ -515,9 +528,11 @@ TEST_CASE("pageable host memory is rejected; pinned and managed memory work", "[
   expect_rejected(
       f, entry::forward, invalid, "host in",
       [&] { return cuact::forward(cuact::relu{}, h, f.out, n); }, hv);
+  CHECK(rejection_detail == std::string("input 0") + pageable);
   expect_rejected(
       f, entry::forward, invalid, "host out",
       [&] { return cuact::forward(cuact::relu{}, f.x, h, n); }, hv);
+  CHECK(rejection_detail == std::string("output 0") + pageable);
   expect_rejected(
       f, entry::forward_in_place, invalid, "host data",
       [&] { return cuact::forward(cuact::relu{}, h, n); }, hv);
@@ -527,6 +542,7 @@ TEST_CASE("pageable host memory is rejected; pinned and managed memory work", "[
   expect_rejected(
       f, entry::backward, invalid, "host dy",
       [&] { return cuact::backward(cuact::relu{}, f.x, h, f.out, n); }, hv);
+  CHECK(rejection_detail == std::string("input 1") + pageable);
   expect_rejected(
       f, entry::backward, invalid, "host dx",
       [&] { return cuact::backward(cuact::relu{}, f.x, f.dy, h, n); }, hv);
@@ -545,6 +561,7 @@ TEST_CASE("pageable host memory is rejected; pinned and managed memory work", "[
   expect_rejected(
       f, entry::relu_forward_mask, invalid, "host mask",
       [&] { return cuact::relu_forward_mask(f.x, f.out, host_mask.data(), n); }, &host_mask);
+  CHECK(rejection_detail == std::string("output 1") + pageable);
   expect_rejected(f, entry::relu_backward_mask, invalid, "host mask",
                   [&] { return cuact::relu_backward_mask(host_mask.data(), f.dy, f.out, n); });
   expect_rejected(
@@ -601,8 +618,12 @@ TEST_CASE("memory of another device is cudaErrorInvalidDevice", "[gpu][errors]")
   const cudaError_t wrong = cudaErrorInvalidDevice;
   expect_rejected(f, entry::forward, wrong, "out on another device",
                   [&] { return cuact::forward(cuact::relu{}, f.x, elsewhere, n); });
+  const std::string devices_text = " is on device " + std::to_string(other) +
+                                   ", the current device is " + std::to_string(current);
+  CHECK(rejection_detail == "output 0" + devices_text);
   expect_rejected(f, entry::backward, wrong, "dy on another device",
                   [&] { return cuact::backward(cuact::relu{}, f.x, elsewhere, f.out, n); });
+  CHECK(rejection_detail == "input 1" + devices_text);
   expect_rejected(f, entry::relu_backward_mask, wrong, "dy on another device",
                   [&] { return cuact::relu_backward_mask(f.mask, elsewhere, f.out, n); });
   expect_rejected(f, entry::transform, wrong, "output 1 on another device",
