@@ -37,10 +37,8 @@ using detail::elementwise_kernel;
 /// Op compiled for one vector per thread: `cuact::one_vector<cuact::selu>{}`, with parameters
 /// `cuact::one_vector<cuact::elu>{{0.5}}`. Op's own params compile the body for up to
 /// CUACT_MAX_LOAD_BYTES_PER_THREAD of loads in flight per thread: a loop over vector slots even
-/// at vectors_per_thread = 1, and for some ops registers that cost resident blocks (a plain
-/// softsign functor: 38 against 29). cuact's launch model runs heavy ops so where that pays (fp32
-/// SELU on an H200: 0.964 x memcpy at one vector of the op's own body, 0.995 at two, 1.001 so;
-/// bench/results/h200/kernelbench_kernels.txt).
+/// at vectors_per_thread = 1, and for some ops registers that cost resident blocks. cuact's
+/// launch model runs heavy ops so where that pays; `bench --headline` compares the two.
 template <class Op>
 using one_vector = detail::one_vector_op<Op>;
 

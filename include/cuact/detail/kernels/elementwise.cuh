@@ -18,8 +18,8 @@
 
 /// Bytes one thread may load before it computes: the cap on vectors_per_thread. Each unrolled
 /// vector costs registers even when the launch model asks for fewer, and registers limit the
-/// resident threads: at 64 bytes (4 x 16) relu fp32 compiled to 46 registers on sm_90 (1280
-/// resident threads per SM), so the default is 32 (bench --shapes, bench/results/). Where two
+/// resident threads: at 64 bytes (4 x 16) even relu fp32 needs more registers than a full SM
+/// allows, so the default is 32 (compare with `bench --shapes`). Where two
 /// vectors cost resident blocks against one, run_elementwise launches the one-vector instantiation
 /// (one_vector_op).
 #ifndef CUACT_MAX_LOAD_BYTES_PER_THREAD
@@ -51,9 +51,8 @@ struct global_memory_access {
 /// *from, with an L2 eviction priority of evict_last (`ld.global.L2::cache_hint` under the policy
 /// of cuda::access_property::persisting, as inductor loads its broadcast operands), for a small
 /// array that every row of a pass reads again: flat_bias_op's bias. Under plain loads the
-/// streaming x and out pushed 8.5% of the bias's L2 reads out to DRAM (Nsight Compute, H200,
-/// fp32 bias + gelu forward at 4096 x 393216: 164 MB more DRAM reads than gelu alone,
-/// bench/results/h200/ncu_bias_gelu_s39.txt). Non-volatile asm without a memory clobber: the
+/// streaming x and out evict the bias from L2, and it is read from DRAM again. Non-volatile asm
+/// without a memory clobber: the
 /// bias is read-only while a kernel runs, so the compiler may schedule the load as any other.
 template <class Vector>
 CUACT_HOST_DEVICE Vector load_kept_in_l2(const Vector* from) {
@@ -84,8 +83,7 @@ CUACT_HOST_DEVICE Vector load_kept_in_l2(const Vector* from) {
 /// global_memory_access whose 16-byte stores are one `st.global.v4`, for the kernels that walk
 /// rows (kernels/rows.cuh's column walk, kernels/column_sum.cuh): there the copy of a vector_of
 /// struct was split into its elements and not merged again (an fp32 vector went out as four
-/// 4-byte stores; the bf16 bias + gelu backward ran at 0.81 x memcpy on H200 with them, 0.85 with
-/// one store). The store is CUTLASS's (arch/memory.h): volatile asm without a memory clobber, so
+/// 4-byte stores, which slowed the bias backward). The store is CUTLASS's (arch/memory.h): volatile asm without a memory clobber, so
 /// loads of other addresses may still move across it. The elementwise kernel keeps plain
 /// stores, which the compiler does merge (its SASS is unchanged).
 struct vector_store_access : global_memory_access {
@@ -133,7 +131,7 @@ inline constexpr bool
 /// once per vector (the ReLU mask backward's bits for a vector sit in one word; read once per
 /// element, a 16-bit vector cost 8 mask loads and the kernel was issue-bound), and that load is in
 /// flight with the input loads instead of waiting behind them (issued in the compute phase, it
-/// cost one memory latency per vector: bf16 mask backward 0.886 x memcpy on H200). A vector may
+/// costs one memory latency per vector). A vector may
 /// start at any index (a misaligned array has a scalar head), not only at a multiple of Width.
 template <class Op, class = void>
 inline constexpr bool takes_vector_index_v = false;
@@ -150,11 +148,9 @@ inline constexpr bool
 /// first step only and keeps it, loading the state from it on every step (elementwise_thread);
 /// on any other grid it computes the key every step, so the body stays correct for every grid.
 /// Why: the flat bias pass's key is the vector's column, a divmod per vector, the same on every
-/// step where the launch makes a step whole rows; the H200's compute-bound fp32 bias + gelu forward
-/// spent 2-3% on it (bench/results/h200/bias_hoist_proto.txt: "column kept"; the library with
-/// this, h200/bias_keep_column_ab.txt: 0.963 -> 0.969 x memcpy, medians). The key, not the
-/// state: the kept bias vector itself cost the kernels registers and resident blocks
-/// (h200/bias_keep_state_ab.txt).
+/// step where the launch makes a step whole rows, a visible cost in the compute-bound bias
+/// forwards. The key, not the state: keeping the bias vector itself costs registers and resident
+/// blocks.
 template <class Op, class = void>
 inline constexpr bool has_vector_state_repeat_v = false;
 template <class Op>
@@ -196,14 +192,9 @@ inline constexpr int
 
 /// Op compiled for one vector per thread: its kernel needs fewer registers than Op's own with
 /// two vectors in flight, and run_elementwise launches it where that buys resident blocks per SM
-/// (dispatch.cuh: with_launched_params). Why: the heavy forwards took 37-40 registers with two
-/// vectors (12 blocks of 128 threads per SM) and 29-32 with one (16 blocks), and ran faster so:
-/// H200 gelu fp32 0.979 -> 0.996 x memcpy, gelu bf16 0.992 -> 1.011, selu bf16 0.994 -> 1.008,
-/// the `--family` rows +0.5% on average; H100 selu fp32 0.992 -> 1.000, the family +0.03% (light
-/// ops with 33-38 registers lost up to 1.0% there, hardtanh fp32 1.009 -> 0.999, and gained as
-/// much on the H200). Ops that hold 16 blocks either way lost with one vector: H200 selu fp64
-/// 1.001 -> 0.960, the 16-bit ReLU mask backward 1.001 -> 0.906
-/// (bench/results/h*/one_vector_ab/, h*/load_cap_ab.txt). Everything else is Op's, inherited.
+/// (dispatch.cuh: with_launched_params). Why: a heavy forward with two vectors in flight may
+/// need enough registers to lose resident blocks, and then runs faster with one; an op that
+/// keeps its blocks either way runs faster with two. Everything else is Op's, inherited.
 template <class Op>
 struct one_vector_op : Op {
   static constexpr int max_vectors_per_thread = 1;
@@ -291,7 +282,7 @@ struct elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>> {
 /// words that hold them in pairs. Held as 16-bit values, a vector is split into 16-bit registers
 /// (PRMT) at the load and merged back before any arithmetic on the words, and the bf16 widening
 /// lane by lane costs three instructions per element instead of one, where 16-bit math is
-/// instruction-bound on H200.
+/// instruction-bound.
 template <class T, int Width>
 inline constexpr bool held_as_words_v = Width % 2 == 0 && (cuda::std::is_same_v<T, __nv_bfloat16> ||
                                                            cuda::std::is_same_v<T, __half>);
@@ -362,8 +353,7 @@ CUACT_HOST_DEVICE vector_of<Out, Width> convert_vector(const V (&values)[Width],
     // `cvt.rn.satfinite.e4m3x2.f32`: two elements per instruction (from_compute's saturating
     // conversion, one per element, costs one each plus the byte merge), two pairs per 32-bit
     // word. Stored pair by pair into the vector's bytes, each pair was taken apart and put back
-    // together a byte at a time: about 45 more instructions per 16 elements (H200 SASS of the
-    // tabulated quantize, bench/results/h200/quantize_pack_s43.txt)
+    // together a byte at a time, dozens of instructions more per 16 elements
     const auto pair = [&](int j) -> cuda::std::uint32_t {
       const float a = static_cast<float>(output_value(values[j], which...));
       const float b = static_cast<float>(output_value(values[j + 1], which...));
@@ -412,8 +402,8 @@ CUACT_HOST_DEVICE vector_of<Out, Width> convert_vector(const V (&values)[Width],
 
 /// Stores `value`, a vector of Width Out (or its held form), at `to`: 1-byte lanes (fp8) as the
 /// 32-bit words that hold them in fours. Stored as a struct of bytes, the vector was taken apart
-/// into bytes and merged again for the one 16-byte store (about 45 instructions per 16 elements;
-/// H200 SASS of the tabulated quantize, bench/results/h200/quantize_pack_s43.txt).
+/// into bytes and merged again for the one 16-byte store (dozens of instructions per 16
+/// elements).
 #pragma nv_exec_check_disable
 template <int Width, class Access, class Out, class V>
 CUACT_HOST_DEVICE void store_vector(const Access& access, Out* to, const V& value) {
@@ -431,13 +421,9 @@ CUACT_HOST_DEVICE void store_vector(const Access& access, Out* to, const V& valu
 /// see), so that the math on any lane waits for every load and ptxas issues them all before it.
 /// A vector of 16 16-bit lanes read for a 1-byte output is two loads; left to itself ptxas issued
 /// the second one after the math on the first eight lanes (so as to hold the kernel to 32
-/// registers), and each vector waited for its data twice. H200, x memcpy, round-robin
-/// (bench/results/h200/load_order_s44.txt, call K): bf16 -> e4m3 silu cast 0.959-0.966 -> 1.025,
-/// gelu cast 0.986 -> 1.027-1.028, gelu quantize 0.995-0.996 -> 1.008 (fp16 0.994 -> 1.007),
-/// gelu_tanh quantize 0.989-0.992 -> 1.008-1.009; sigmoid's and the fp16 silu's casts, whose loads
-/// ptxas kept together, 1.025-1.026 either way. (Computing the lanes of the two loads alternately
-/// kept the quantize's loads together, its amax chaining the lanes in that order, but not the
-/// casts': call I.)
+/// registers), and each vector waited for its data twice, which slowed the 16-bit -> fp8 casts
+/// and quantizes. Computing the lanes of the two loads alternately does not keep the casts'
+/// loads together; this does.
 template <class Held>
 CUACT_HOST_DEVICE Held with_loads_tied(const Held& held, cuda::std::uint32_t) {
   return held;  // not held as words: one load

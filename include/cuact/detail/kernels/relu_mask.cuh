@@ -7,28 +7,21 @@
 /// In the per-byte body each thread writes one mask byte: every thread's output is its own (no
 /// atomics, no warp collectives, so the body runs on the host too). Which 8 elements a byte holds
 /// is mask_layout's choice, made so that a warp's 32 threads read and write whole 16-byte vectors
-/// side by side: a byte of 8 consecutive fp32 elements made each thread's two 16-byte accesses 32
-/// bytes apart across the warp (half of every sector per instruction), and the fp32 forward ran at
-/// 0.883 x memcpy on H200, 0.970 on H100 (bench/results/<gpu>/headline.txt, 2026-11-23); a word
-/// per thread (32 lines 128 bytes apart) had measured 0.475.
+/// side by side: a byte of 8 consecutive fp32 elements would put each thread's two 16-byte
+/// accesses 32 bytes apart across the warp (half of every sector per instruction), and a word per
+/// thread 128 bytes apart (one line per thread).
 ///
 /// Where a byte holds more than one vector (fp32, fp64), the full tiles of aligned arrays run
 /// staged instead: a block of staged_mask_threads threads takes that many consecutive vectors, one
 /// per thread (relu's forward's access pattern), puts each vector's sign bits in shared memory, and
 /// after a barrier its first threads assemble and store the block's mask bytes, a warp's 32 bytes
 /// at a time (whole sectors). Both halves are per-thread bodies the host runs too, the barrier
-/// between them being the order the CPU test runs them in. Measured on an H200 (4096 x 393216
-/// fp32, half as many fp64; bench/results/h200/mask_s38.txt, one call): fp32 0.993 x memcpy
-/// against 0.987 for the byte per thread it replaced (two vectors per thread, whose loads in flight
-/// cost 0.7%), fp64 0.992 against 0.973; a copy with no arithmetic and the same traffic ran at
-/// 0.994-0.997. One vector per thread whose warps each stored 16 mask bytes, half a sector, had
-/// lost 3% (h200/mask_store_s35.txt).
+/// between them being the order the CPU test runs them in. Staged, fp32 and fp64 run as fast as a
+/// copy with the same traffic; warps that each store 16 mask bytes (half a sector) are slower.
 ///
 /// 16-bit types are not staged: their byte is one vector, so a warp already stores a whole
-/// sector. Their 0.987-0.994 x memcpy is their traffic's: they write 17 bytes for 16 read, and a
-/// copy with no arithmetic and that traffic ran at the same speed (mask_s38.txt); writing the
-/// extra 1/16 cost 1.0% in mask_ceiling_s38.txt where reading it cost nothing. Launch shapes,
-/// byte-per-thread or shared-memory-gathered word stores changed nothing (mask16_s38.txt).
+/// sector. Their speed is their traffic's (17 bytes written for 16 read, as fast as a copy with
+/// that traffic); other launch shapes or gathered word stores do not change it.
 #pragma once
 
 #include <cuda/std/cstddef>
@@ -138,9 +131,8 @@ CUACT_HOST_DEVICE void sign_mask_forward_thread(const sign_mask_params<T, Activa
     unsigned bits = 0;
     if (params.vectorized && g < full_groups) {
       // a vector at a time: where a byte holds several (fp32, fp64) this body is the staged
-      // kernel's tail, and its registers are the kernel's; fp64's four vectors all in flight took
-      // the kernel to 38 registers (1536 of 2048 threads resident) and its staged forward to
-      // 0.930 x memcpy, against 0.992 at 32 (H200, bench/results/h200/mask_s38.txt)
+      // kernel's tail, and its registers are the kernel's: fp64's four vectors all in flight
+      // would cost the staged forward resident threads
       CUACT_UNROLL
       for (int c = 0; c < chunks; ++c) {
         const vector_t values = access.load(
