@@ -1,10 +1,8 @@
 // Keeping the GPU busy while the host enqueues a timed call, so that the events around the call
 // measure the GPU's time only (nvbench's blocking kernel does the same). On an idle GPU the start
-// event runs at once and the interval also holds the host's enqueue of the call: 1-29 us per
-// call of a 2-4 ms kernel on the H100 and the H200 (cudaMemcpyAsync 11-29, CUB 3-17, cuact 4-20
-// with its argument checks, a bare launch of its kernel 1-13: bench/results/h*/
-// timing_busy_start.txt), which moved the x CUB ratios by up to 0.4%. Included by cuact_bench's
-// timing (common.cu) and by cuact_bench_fused.
+// event runs at once and the interval also holds the host's enqueue, which differs between
+// contestants (cuact's argument checks, CUB's dispatch) and would skew their ratios. Included by
+// cuact_bench's timing (common.cu) and by cuact_bench_fused.
 #pragma once
 
 #include <cuda_runtime.h>

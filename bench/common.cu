@@ -463,8 +463,8 @@ timing measure(cudaStream_t stream, const enqueue_fn& enqueue, const timing_opti
       result.graph = false;
     } else if (single >= direct_launch_min_ms) {
       // Long enough that back-to-back launches keep the GPU busy: direct calls, no graph. A
-      // captured cudaMemcpyAsync becomes a graph memcpy node, which measured 20% slower than the
-      // same copy issued directly (H100, 0.5-1 GB), so graphs would skew the ceiling.
+      // captured cudaMemcpyAsync becomes a graph memcpy node, slower than the same copy issued
+      // directly, so graphs would skew the ceiling.
       result.batch = static_cast<int>(std::clamp(std::ceil(options.min_batch_ms / single), 1.0,
                                                  static_cast<double>(options.max_batch)));
       result.graph = false;

@@ -279,9 +279,8 @@ void run_casts(const options& o, const buffers& b) {
       [&] { BENCH_CHECK(cuact::forward_quantize(cuact::gelu{}, x, e4, n, device_scale, amax)); });
   row("relu quantize, device scale", "fp32->e4m3", 5.0 * n + 12,
       [&] { BENCH_CHECK(cuact::forward_quantize(cuact::relu{}, x, e4, n, device_scale, amax)); });
-  // bf16 inputs behind the fp8 outputs in small[0] (4n bytes): memcpy_ms writes big[1] after each
-  // row, which held them until session 42 (the bf16 rows after the first then read fp32 bytes as
-  // bf16 pairs: mostly NaN, infinities and magnitudes outside any activation's range)
+  // bf16 inputs behind the fp8 outputs in small[0] (4n bytes), not in big[1]: memcpy_ms writes
+  // big[1] after each row, which would leave later rows reading fp32 bytes as bf16 pairs
   auto* x16 = reinterpret_cast<__nv_bfloat16*>(b.small[0] + 2 * n);
   fill(x16, n, 5);
   row("relu quantize, device scale", "bf16->e4m3", 3.0 * n + 12,
@@ -291,8 +290,8 @@ void run_casts(const options& o, const buffers& b) {
   row("gelu quantize, device scale", "bf16->e4m3", 3.0 * n + 12,
       [&] { BENCH_CHECK(cuact::forward_quantize(cuact::gelu{}, x16, e4, n, device_scale, amax)); });
   // from tabulated_min_elements, unhinted functors are tabulated (plain softplus below); gelu
-  // quantizes directly, faster than through the table since session 44 (launch.cuh: tabulates):
-  // the table beside it
+  // quantizes directly (launch.cuh: tabulates), and this row times the table beside it, so the
+  // choice can be re-checked
   row("gelu quantize, tabulated (not taken)", "bf16->e4m3", 3.0 * n + 12, [&] {
     BENCH_CHECK(cuact::detail::quantize_tabulated<cuact::auto_width>(
         cuact::gelu{}, x16, e4, n, 1.0f, device_scale, amax, true, nullptr));

@@ -162,8 +162,8 @@ row_result row_runner::run(const entry& e, std::size_t n, placement place) {
   BENCH_CHECK(cudaStreamSynchronize(s));
   // The ceiling for this row's bytes, timed right after its contestants (it overwrites their
   // arrays, so not between them): should a GPU's copy rate drift over a run, one rate taken at
-  // its start would move every later row's ratio (an H200's varies by 2% between machines and
-  // runs, 4214-4297 GB/s; bench/RESULTS.md, session 18).
+  // its start would move every later row's ratio (a GPU's copy rate varies between machines and
+  // runs).
   r.memcpy_gbps = time_memcpy(r.bytes);
   print(r);
   return r;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every cuact_bench mode once, on one GPU: about 3 minutes on an H100, 6 at most (each mode
+# Runs every cuact_bench mode once, on one GPU: at most about 6 minutes (each mode
 # has its own time limit, and all of them together a budget).
 #
 #   bash bench/run_all.sh OUT_DIR [BUILD_DIR]      (BUILD_DIR defaults to build-bench)
