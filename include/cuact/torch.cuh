@@ -170,6 +170,12 @@ void dispatch_dtype(at::ScalarType dtype, const std::string& op, F&& f) {
   }
 }
 
+/// Refuses a dtype cuact does not compute, empty tensors included (whose kernels launch nothing
+/// and would otherwise never meet dispatch_dtype's refusal).
+inline void check_dtype(const at::Tensor& t, const std::string& op) {
+  dispatch_dtype(t.scalar_type(), op, [](auto) {});
+}
+
 template <class T>
 T* data_of(const at::Tensor& t) {
   return reinterpret_cast<T*>(t.data_ptr());
@@ -306,6 +312,7 @@ struct family<Policy, std::index_sequence<I...>> {
     const std::string op = op_name();
     const Policy act = checked_policy(op, p...);
     check_tensor(x, op, "x");
+    check_dtype(x, op);
     const c10::cuda::CUDAGuard guard(x.device());
     Tensor y = empty_output(x);
     if (x.numel() == 0) return y;
@@ -323,6 +330,7 @@ struct family<Policy, std::index_sequence<I...>> {
     const std::string op = op_name("_");
     const Policy act = checked_policy(op, p...);
     check_tensor(x, op, "x");
+    check_dtype(x, op);
     const c10::cuda::CUDAGuard guard(x.device());
     if (x.numel() == 0) return;
     at::assert_no_internal_overlap(x);
@@ -340,6 +348,7 @@ struct family<Policy, std::index_sequence<I...>> {
     const std::string op = op_name(".out");
     const Policy act = checked_policy(op, p...);
     check_tensor(x, op, "x");
+    check_dtype(x, op);
     check_like(out, x, op, "out", "x");
     const c10::cuda::CUDAGuard guard(x.device());
     if (x.numel() == 0) return;
@@ -363,6 +372,7 @@ struct family<Policy, std::index_sequence<I...>> {
                                 const std::string& op) {
     const char* saved_name = FromOutput ? "y" : "x";
     check_tensor(saved, op, saved_name);
+    check_dtype(saved, op);
     check_like(grad, saved, op, "grad", saved_name);
     const c10::cuda::CUDAGuard guard(saved.device());
     const bool flat = flat_alike(saved, {&grad});

@@ -184,6 +184,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
     const std::string op = op_name("gated_");
     const Policy act = activation_family::checked_policy(op, p...);
     check_tensor(a, op, "a");
+    check_dtype(a, op);
     check_like(b, a, op, "b", "a");
     const c10::cuda::CUDAGuard guard(a.device());
     const bool flat = flat_alike(a, {&b});
@@ -206,6 +207,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
     const std::string op = op_name("gated_", "_backward");
     const Policy act = activation_family::make(p...);
     check_tensor(a, op, "a");
+    check_dtype(a, op);
     check_like(b, a, op, "b", "a");
     check_like(grad, a, op, "grad", "a");
     const c10::cuda::CUDAGuard guard(a.device());
@@ -236,6 +238,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
     const std::string op = op_name("gated_", "_backward_");
     const Policy act = activation_family::make(p...);
     check_tensor(a, op, "a");
+    check_dtype(a, op);
     check_like(b, a, op, "b", "a");
     check_like(grad, a, op, "grad", "a");
     TORCH_CHECK(flat_alike(a, {&b, &grad}), op,
@@ -274,6 +277,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
     const std::string op = op_name("gated_", "_packed");
     const Policy act = activation_family::checked_policy(op, p...);
     check_tensor(ab, op, "ab");
+    check_dtype(ab, op);
     const int64_t cols = packed_cols(ab, op);
     const c10::cuda::CUDAGuard guard(ab.device());
     Tensor out = at::empty(half_sizes(ab, cols), ab.options());
@@ -295,6 +299,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
     const std::string op = op_name("gated_", "_packed_backward");
     const Policy act = activation_family::make(p...);
     check_tensor(ab, op, "ab");
+    check_dtype(ab, op);
     const int64_t cols = packed_cols(ab, op);
     check_companion(grad, ab, op, "grad", "ab");
     const auto expected = half_sizes(ab, cols);
@@ -322,6 +327,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
   /// x [..., cols] and bias [cols]: of one device and dtype.
   static int64_t check_bias(const Tensor& x, const Tensor& bias, const std::string& op) {
     check_tensor(x, op, "x");
+    check_dtype(x, op);
     const int64_t cols = last_dim(x, op, "x");
     check_companion(bias, x, op, "bias", "x");
     TORCH_CHECK(bias.dim() == 1 && bias.size(0) == cols, op, ": expected bias of size ",
@@ -385,6 +391,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
     const std::string op = op_name("cast_");
     const Policy act = activation_family::checked_policy(op, p...);
     check_tensor(x, op, "x");
+    check_dtype(x, op);
     TORCH_CHECK(
         dtype == at::kFloat || dtype == at::kDouble || dtype == at::kHalf || dtype == at::kBFloat16,
         op, ": expected dtype float32, float64, float16 or bfloat16, got ", dtype,
@@ -413,6 +420,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
   static Tensor cast_backward_kernel(const Tensor& grad, const Tensor& x, as_double<I>... p) {
     const std::string op = op_name("cast_", "_backward");
     check_tensor(x, op, "x");
+    check_dtype(x, op);
     TORCH_CHECK(grad.defined(), op, ": expected a tensor for grad, got an undefined one");
     Tensor converted = grad;
     if (grad.scalar_type() != x.scalar_type() && grad.device() == x.device() &&
@@ -432,6 +440,7 @@ struct fused_family<Policy, std::index_sequence<I...>> {
     const std::string op = op_name("quantize_");
     const Policy act = activation_family::checked_policy(op, p...);
     check_tensor(x, op, "x");
+    check_dtype(x, op);
     TORCH_CHECK(scale.defined(), op, ": expected a tensor for scale, got an undefined one");
     TORCH_CHECK(scale.device() == x.device(), op,
                 ": expected all tensors on the same device, but x is on ", x.device(),
