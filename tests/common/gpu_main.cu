@@ -14,5 +14,5 @@ int main(int argc, char* argv[]) {
     std::printf("SKIPPED: no CUDA device\n");
     return 77;
   }
-  return Catch::Session().run(argc, argv);
+  return cuact_catch_run(argc, argv);
 }
