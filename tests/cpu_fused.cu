@@ -727,10 +727,10 @@ TEST_CASE("fused: the bias backward's capped stage 1 where resident loads fall s
   const cuact::detail::device_facts h100 = model_h100, h200 = model_h200;
   // resident blocks of 128 threads, each thread one row of x and dy in 16-byte vectors (32 bytes)
   const kernel_facts relu32{6, 80}, threshold32{7, 72}, gelu32{9, 56}, gelu16{8, 64}, capped{8, 64};
-  CHECK(bias_gradient_capped(h200, relu32, capped, 32));             // 0.959 -> 0.989
-  CHECK_FALSE(bias_gradient_capped(h100, relu32, capped, 32));       // 0.970, capped 0.963
-  CHECK(bias_gradient_capped(h200, threshold32, capped, 32));        // 0.983 -> 0.989
-  CHECK_FALSE(bias_gradient_capped(h100, threshold32, capped, 32));  // 0.966, capped 0.963
+  CHECK(bias_gradient_capped(h200, relu32, capped, 32));
+  CHECK_FALSE(bias_gradient_capped(h100, relu32, capped, 32));
+  CHECK(bias_gradient_capped(h200, threshold32, capped, 32));
+  CHECK_FALSE(bias_gradient_capped(h100, threshold32, capped, 32));
   CHECK_FALSE(bias_gradient_capped(h200, gelu32, capped, 32));       // capped lost 1.2%
   CHECK_FALSE(bias_gradient_capped(h200, gelu16, capped, 32));       // capped lost 0.5-3.6%
   // never to a kernel with no more resident blocks than the compiler's own, nor one that spills

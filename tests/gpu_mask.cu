@@ -66,9 +66,7 @@ TEMPLATE_TEST_CASE("relu mask round trip on the device", "[gpu][backward][mask]"
 TEMPLATE_TEST_CASE("relu mask forward: the staged kernel fills every thread slot of an SM",
                    "[gpu][mask]", float, double) {
   // One 16-byte vector per thread keeps too few bytes in flight at less than full residency:
-  // fp64's kernel at 38 registers (1536 threads) ran at 0.930 x memcpy against 0.992 at 32
-  // (bench/results/h200/mask_s38.txt); the registers are the per-byte tail's
-  // (kernels/relu_mask.cuh).
+  // the kernel must fit 32 registers, whose count the per-byte tail sets (kernels/relu_mask.cuh).
   namespace cd = cuact::detail;
   const auto kernel =
       cd::sign_mask_forward_kernel<TestType, cuact::forward_op<cuact::relu, TestType>>;

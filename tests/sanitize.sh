@@ -65,7 +65,7 @@ for tool in $tools; do
     start=$(date +%s)
     # racecheck loses track of the launches gpu_threads' 16 host threads make at once ("Internal
     # Sanitizer Error: Detected a failure to track a kernel launch", counted as a hazard, and once
-    # a hang; compute-sanitizer 2025.3.1 on an H100), so that run serializes them: the hazards it
+    # a hang, with compute-sanitizer 2025.3.1), so that run serializes them: the hazards it
     # looks for lie within a launch, which serializing does not change.
     blocking=${CUDA_LAUNCH_BLOCKING:-0}
     [ "$tool" = racecheck ] && [ "$test" = gpu_threads ] && blocking=1

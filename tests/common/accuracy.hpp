@@ -267,7 +267,7 @@ real reference_gradient_from_output(const Row& row, double y, double dy) {
 /// Absolute slack for a product dy * act'(x) whose derivative underflows in compute type C, to
 /// zero or into its subnormals: a subnormal derivative built from a few rounded steps is off by a
 /// few of the smallest steps (bf16 tanh'(-50) = 1.5e-43 in float: 4 bf16 ulp of dy * tanh' off
-/// for |dy| = 3e25, seen on the H100 image), so 4 of them, times |dy|.
+/// for |dy| = 3e25), so 4 of them, times |dy|.
 template <class T>
 double underflow_slack(double dy) {
   return std::isfinite(dy)
