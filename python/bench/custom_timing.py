@@ -1,105 +1,159 @@
-"""Users' own activations through cuact_torch.activation against torch eager and torch.compile.
+"""Users' own activations through cuact_torch.activation (NVRTC) against torch's jiterator.
 
-    python3 python/bench/custom_timing.py [--shape 4096 393216] [--reps 20] [--ops softplus,elu]
-                                          [--dtypes bfloat16,float32]
+    python3 python/bench/custom_timing.py [--shape 4096 393216] [--reps 20] [--dtypes float32,bfloat16]
 
-Each functor is compiled twice from the same C++ expression: without a cost hint (as a user writes
-it; cuact looks a bf16 forward of such a functor up from a table of its own results from 2^27
-elements) and with `heavy=True` (the hint keeps it on the direct path), so the table's effect is
-measured in one run. torch's side is the same formula in torch ops (eager, and torch.compile's
-generated kernel). Timing as timing.py: median of --reps single calls between CUDA events, L2
-flushed before each; `copy` is y.copy_(x), the ceiling for one read and one write.
+Prints three tables in one run:
+- compile: seconds from `cuact_torch.activation(...)` to the first result in a new process, with an
+  empty cache (cold: NVRTC compiles the forward for one dtype), the first backward after it (NVRTC
+  compiles the backward), and with the cache the cold process filled (warm: a ready op, no
+  compile); `import torch` and `import cuact_torch` are timed apart. jiterator's
+  `_create_jit_fn` and first call with its own empty kernel cache beside it.
+- kernel: median of --reps single calls between CUDA events, L2 flushed before each (_timer.py), of
+  the JIT op, the same functor built into cuact's extension (relu and selu, the lean build's), and
+  jiterator's kernel for the same expression; `copy` is y.copy_(x).
 """
 import argparse
-import multiprocessing
+import json
 import os
+import subprocess
 import sys
-from concurrent.futures import ProcessPoolExecutor
+import tempfile
+import time
 
-import torch
+HERE = os.path.dirname(os.path.abspath(__file__))
 
-import importlib.util  # noqa: E402
-if importlib.util.find_spec("cuact_torch") is None:  # not installed: use the checkout
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import cuact_torch  # noqa: E402
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _timer import timer  # noqa: E402
-
-# name: (C++ expression in x of compute type C, the same in torch)
+# name: (cuact expression in x of compute type C, its derivative, jiterator's code string)
 FUNCTORS = {
-    "softplus": ("x > C(20) ? x : log1p(exp(x))",
-                 lambda x: torch.where(x > 20, x, torch.log1p(torch.exp(x)))),
-    "elu": ("x > C(0) ? x : expm1(x)", lambda x: torch.where(x > 0, x, torch.expm1(x))),
-    "sigmoid": ("C(1) / (C(1) + exp(-x))", lambda x: 1 / (1 + torch.exp(-x))),
-    "silu": ("x / (C(1) + exp(-x))", lambda x: x / (1 + torch.exp(-x))),
+    "relu": ("x > C(0) ? x : C(0)", "x > C(0) ? C(1) : C(0)",
+             "template <typename T> T user_relu(T x) { return x > T(0) ? x : T(0); }"),
+    "selu": ("x > C(0) ? C(1.0507009873554805) * x : C(1.7580993408473766) * expm1(x)",
+             "x > C(0) ? C(1.0507009873554805) : C(1.7580993408473766) * exp(x)",
+             "template <typename T> T user_selu(T x) { return x > T(0) ? T(1.0507009873554805) * x"
+             " : T(1.7580993408473766) * (exp(x) - T(1)); }"),
 }
 
+CHILD = r"""
+import json, sys, time
+cfg = json.loads(sys.argv[1])
+t0 = time.perf_counter()
+import torch
+torch.cuda.init()
+x = torch.randn(1 << 20, device="cuda", dtype=getattr(torch, cfg["dtype"]))
+torch.cuda.synchronize()
+t1 = time.perf_counter()
+result = {"import_torch": t1 - t0}
+if cfg["kind"] == "jiterator":
+    fn = torch.cuda.jiterator._create_jit_fn(cfg["code"])
+    y = fn(x)
+    torch.cuda.synchronize()
+    result["first_call"] = time.perf_counter() - t1
+else:
+    import importlib.util
+    if importlib.util.find_spec("cuact_torch") is None:  # not installed: the checkout
+        sys.path.insert(0, cfg["python_dir"])
+    import cuact_torch
+    t2 = time.perf_counter()
+    result["import_cuact_torch"] = t2 - t1
+    op = cuact_torch.activation("user_" + cfg["name"], cfg["forward"], derivative=cfg["derivative"],
+                                namespace="cuact_timing", dtype=x.dtype)
+    y = op(x)
+    torch.cuda.synchronize()
+    t3 = time.perf_counter()
+    result["first_call"] = t3 - t2
+    xr = x.detach().requires_grad_()
+    op(xr).backward(torch.ones_like(x))
+    torch.cuda.synchronize()
+    result["first_backward"] = time.perf_counter() - t3
+print("RESULT " + json.dumps(result))
+"""
 
-def build(name, heavy):
-    """The op for one functor; in a worker process first, so the compiles run in parallel and the
-    main process loads them from the on-disk cache."""
-    suffix = "_hinted" if heavy else ""
-    return cuact_torch.activation(f"user_{name}{suffix}", FUNCTORS[name][0],
-                                  namespace="cuact_bench", heavy=heavy or None)
+
+def child(kind, name, dtype, env):
+    forward, derivative, code = FUNCTORS[name]
+    cfg = {"kind": kind, "name": name, "dtype": dtype, "forward": forward,
+           "derivative": derivative, "code": code, "python_dir": os.path.join(HERE, "..")}
+    out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(cfg)], env=env,
+                         capture_output=True, text=True)
+    for line in out.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[7:])
+    raise RuntimeError(f"{kind} {name} {dtype} failed:\n{out.stdout}\n{out.stderr}")
 
 
-def build_in_worker(args):
-    build(*args)
-    return args
+def compile_table(dtypes):
+    print("| functor | dtype | path | import cuact_torch (s) | define + first call (s) | "
+          "first backward (s) |")
+    print("|---|---|---|---|---|---|")
+    for dtype in dtypes:
+        for name in FUNCTORS:
+            with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as kcache:
+                env = dict(os.environ, CUACT_TORCH_CACHE=cache, PYTORCH_KERNEL_CACHE_PATH=kcache)
+                cold = child("cuact", name, dtype, env)
+                warm = child("cuact", name, dtype, env)
+                jit = child("jiterator", name, dtype, env)
+            print(f"| {name} | {dtype} | cuact NVRTC, cold cache | {cold['import_cuact_torch']:.3f} | "
+                  f"{cold['first_call']:.3f} | {cold['first_backward']:.3f} |")
+            print(f"| {name} | {dtype} | cuact NVRTC, warm cache | {warm['import_cuact_torch']:.3f} | "
+                  f"{warm['first_call']:.4f} | {warm['first_backward']:.4f} |")
+            print(f"| {name} | {dtype} | jiterator, cold cache | - | {jit['first_call']:.3f} | - |",
+                  flush=True)
+
+
+def kernel_table(shape, reps, dtypes):
+    import importlib.util
+
+    import torch
+    if importlib.util.find_spec("cuact_torch") is None:  # not installed: the checkout
+        sys.path.insert(0, os.path.join(HERE, ".."))
+    import cuact_torch
+    sys.path.insert(0, HERE)
+    from _timer import timer
+
+    time_ms = timer(reps)
+    print(f"\n{torch.cuda.get_device_name(0)}, torch {torch.__version__}, shape {tuple(shape)}, "
+          f"median of {reps} (ms, L2 flushed)\n")
+    print("| functor | dtype | cuact JIT (NVRTC) | cuact built-in | JIT / built-in | jiterator | "
+          "copy | copy / JIT |")
+    print("|---|---|---|---|---|---|---|---|")
+    for dtype_name in dtypes:
+        x = torch.randn(*shape, device="cuda", dtype=getattr(torch, dtype_name))
+        y = torch.empty_like(x)
+        copy = time_ms(lambda: y.copy_(x))
+        del y
+        for name, (forward, derivative, code) in FUNCTORS.items():
+            op = cuact_torch.activation("kernel_" + name, forward, derivative=derivative,
+                                        namespace="cuact_timing", dtype=x.dtype)
+            built_in = getattr(torch.ops.cuact, name)
+            jit = torch.cuda.jiterator._create_jit_fn(code)
+            with torch.no_grad():
+                got, want = op(x[:1 << 20]), built_in(x[:1 << 20])
+                torch.testing.assert_close(got, want, rtol=2e-2 if x.element_size() == 2 else 1e-5,
+                                           atol=1e-5)
+                t_jit = time_ms(lambda: op(x))
+                t_built_in = time_ms(lambda: built_in(x))
+                t_jiterator = time_ms(lambda: jit(x))
+            print(f"| {name} | {dtype_name} | {t_jit:.3f} | {t_built_in:.3f} | "
+                  f"{t_jit / t_built_in:.3f} | {t_jiterator:.3f} | {copy:.3f} | {copy / t_jit:.1%} |",
+                  flush=True)
+            torch.cuda.empty_cache()
+        del x
+        torch.cuda.empty_cache()
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--shape", type=int, nargs="+", default=[4096, 393216])
     parser.add_argument("--reps", type=int, default=20)
-    parser.add_argument("--ops", default=",".join(FUNCTORS))
-    parser.add_argument("--dtypes", default="bfloat16")
+    parser.add_argument("--dtypes", default="float32,bfloat16")
+    parser.add_argument("--skip", default="", help="compile and/or kernel")
     args = parser.parse_args()
-    names = args.ops.split(",")
-    jobs = [(name, heavy) for name in names for heavy in (False, True)]
-    # spawned, not forked: the parent has loaded torch's CUDA libraries
-    with ProcessPoolExecutor(max_workers=len(jobs),
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
-        list(pool.map(build_in_worker, jobs))
-    ops = {job: build(*job) for job in jobs}
-
-    time_ms = timer(args.reps)
-    print(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}, shape {tuple(args.shape)}, "
-          f"median of {args.reps} (ms, L2 flushed); cuact = no hint (bf16: tabulated), "
-          "cuact hinted = heavy=True (direct)\n")
-    print("| functor | dtype | eager | torch.compile | cuact | cuact hinted | copy | "
-          "copy / cuact | copy / hinted | cuact vs eager | cuact vs compile |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for dtype_name in args.dtypes.split(","):
-        x = torch.randn(*args.shape, device="cuda", dtype=getattr(torch, dtype_name))
-        y = torch.empty_like(x)
-        copy = time_ms(lambda: y.copy_(x))
-        del y
-        for name in names:
-            formula = FUNCTORS[name][1]
-            torch._dynamo.reset()
-            compiled = torch.compile(formula)
-            with torch.no_grad():
-                reference = formula(x.float()).to(x.dtype)
-                got = ops[(name, False)](x)
-                hinted = ops[(name, True)](x)
-                # same functor, same rounding: the table writes the direct path's bits
-                assert torch.equal(got.view(torch.int16) if x.dtype == torch.bfloat16 else got,
-                                   hinted.view(torch.int16) if x.dtype == torch.bfloat16 else hinted)
-                torch.testing.assert_close(got, reference, rtol=2e-2 if x.element_size() == 2
-                                           else 1e-5, atol=1e-5)
-                del got, hinted, reference
-                t_eager = time_ms(lambda: formula(x))
-                t_compile = time_ms(lambda: compiled(x))
-                t_cuact = time_ms(lambda: ops[(name, False)](x))
-                t_hinted = time_ms(lambda: ops[(name, True)](x))
-            print(f"| {name} | {dtype_name} | {t_eager:.3f} | {t_compile:.3f} | {t_cuact:.3f} | "
-                  f"{t_hinted:.3f} | {copy:.3f} | {copy / t_cuact:.1%} | {copy / t_hinted:.1%} | "
-                  f"{t_eager / t_cuact:.2f}x | {t_compile / t_cuact:.3f}x |", flush=True)
-            torch.cuda.empty_cache()
-        del x
-        torch.cuda.empty_cache()
+    dtypes = args.dtypes.split(",")
+    started = time.perf_counter()
+    if "compile" not in args.skip:
+        compile_table(dtypes)
+    if "kernel" not in args.skip:
+        kernel_table(args.shape, args.reps, dtypes)
+    print(f"\n({time.perf_counter() - started:.0f} s)")
     return 0
 
 
