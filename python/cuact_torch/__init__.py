@@ -19,6 +19,11 @@
                                    derivative="C s = C(1) / (C(1) + exp(-x)); return s * (C(1) + x * (C(1) - s));")
     y = swish(x)                            # torch.ops.cuact_user.swish, JIT-compiled once, cached on disk
 
+    import cuact_torch.functional as CF     # torch.nn.functional's signatures: CF.gelu(x, approximate="tanh")
+    cuact_torch.nn.SiLU()                   # torch.nn's modules and constructor arguments
+    report = cuact_torch.patch(model)       # HuggingFace models: activations and gated MLPs fused
+    cuact_torch.__version__                 # cuact's version (include/cuact/version.cuh)
+
 Loading: the extension built by `pip install --no-build-isolation ./python`, else (or with
 CUACT_TORCH_JIT=1) a JIT build through torch.utils.cpp_extension.load, cached by content hash.
 """
@@ -26,10 +31,12 @@ import torch
 
 from . import _fakes, _load
 from ._fakes import register_fakes
-from ._paths import include_dir
+from ._paths import include_dir, version as _version
 from .custom import activation
 
-__all__ = ["FAMILIES", "FUSED", "LOADED_FROM", "activation", "include_dir", "register_fakes", "ops"]
+__version__ = _version()
+__all__ = ["FAMILIES", "FUSED", "LOADED_FROM", "activation", "include_dir", "register_fakes", "ops",
+           "functional", "nn", "patch", "__version__"]
 
 LOADED_FROM = _load.load()  # "installed" or "jit"
 FAMILIES = register_fakes("cuact")  # e.g. ["relu", "selu"]; the fused ops' fakes too
@@ -47,3 +54,9 @@ for _name in _names:
 del _name, _names
 from . import _memory as memory  # noqa: E402  (relu(x, save_mask=True), gated(..., inplace_backward=True))
 from ._compile import compile_mode, decomposed_ops  # noqa: E402,F401  (torch.compile: fuse or kernel)
+
+from . import functional, nn  # noqa: E402  (they look up the ops registered above)
+from .patch import patch  # noqa: E402
+from . import dtensor as _dtensor  # noqa: E402
+
+_dtensor.register()  # DTensor sharding rules where torch.distributed is available

@@ -1,0 +1,229 @@
+"""torch.nn.functional's activations, computed by cuact: the same names, signatures and defaults.
+
+    import cuact_torch.functional as CF
+    y = CF.gelu(x, approximate="tanh")        # torch.ops.cuact.gelu_tanh
+    CF.leaky_relu(x, 0.2, inplace=True)       # torch.ops.cuact.leaky_relu_
+    CF.glu(x, dim=1)                          # any dim
+
+A call runs cuact's op for a CUDA tensor of float32, float64, float16 or bfloat16 (DTensors
+included) and torch.nn.functional's own function otherwise: CPU tensors, other dtypes, an op the
+library was built without (CUACT_TORCH_FAMILY=0), and parameters torch refuses (so the error is
+torch's). Any other name (F.softmax, F.prelu, ...) is torch.nn.functional's.
+"""
+import torch
+import torch.nn.functional as _F
+
+_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+_ops = torch.ops.cuact
+
+__all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_",
+           "celu", "celu_", "gelu", "silu", "mish", "hardswish", "hardsigmoid", "hardtanh",
+           "hardtanh_", "softplus", "threshold", "threshold_", "sigmoid", "tanh", "logsigmoid",
+           "softsign", "tanhshrink", "softshrink", "hardshrink", "glu"]
+
+
+def _op(name):
+    """torch.ops.cuact.<name>, or None where the library has no such op."""
+    return getattr(_ops, name) if hasattr(_ops, name) else None
+
+
+def _runs(x, name):
+    """Whether cuact computes op `name` over x (else torch does)."""
+    return (isinstance(x, torch.Tensor) and x.dtype in _DTYPES and x.layout == torch.strided
+            and x.device.type == "cuda" and hasattr(_ops, name))
+
+
+def _apply(name, x, params, inplace, fallback):
+    if not _runs(x, name):
+        return fallback()
+    if inplace:
+        getattr(_ops, name + "_")(x, *params)
+        return x
+    return getattr(_ops, name)(x, *params)
+
+
+def relu(input, inplace=False):
+    return _apply("relu", input, (), inplace, lambda: _F.relu(input, inplace=inplace))
+
+
+def relu_(input):
+    return relu(input, inplace=True)
+
+
+def relu6(input, inplace=False):
+    return _apply("relu6", input, (), inplace, lambda: _F.relu6(input, inplace=inplace))
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return _apply("leaky_relu", input, (float(negative_slope),), inplace,
+                  lambda: _F.leaky_relu(input, negative_slope, inplace=inplace))
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return _apply("elu", input, (float(alpha),), inplace, lambda: _F.elu(input, alpha, inplace=inplace))
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, inplace=True)
+
+
+def selu(input, inplace=False):
+    return _apply("selu", input, (), inplace, lambda: _F.selu(input, inplace=inplace))
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    fallback = lambda: _F.celu(input, alpha, inplace=inplace)  # noqa: E731
+    if alpha == 0:  # torch's own error (ZeroDivisionError), not cuact's refusal
+        return fallback()
+    return _apply("celu", input, (float(alpha),), inplace, fallback)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, inplace=True)
+
+
+def gelu(input, approximate="none"):
+    """approximate="none" is cuact.gelu, "tanh" cuact.gelu_tanh; torch raises for any other."""
+    fallback = lambda: _F.gelu(input, approximate=approximate)  # noqa: E731
+    if approximate == "none":
+        return _apply("gelu", input, (), False, fallback)
+    if approximate == "tanh":
+        return _apply("gelu_tanh", input, (), False, fallback)
+    return fallback()
+
+
+def silu(input, inplace=False):
+    return _apply("silu", input, (), inplace, lambda: _F.silu(input, inplace=inplace))
+
+
+def mish(input, inplace=False):
+    return _apply("mish", input, (), inplace, lambda: _F.mish(input, inplace=inplace))
+
+
+def hardswish(input, inplace=False):
+    return _apply("hardswish", input, (), inplace, lambda: _F.hardswish(input, inplace=inplace))
+
+
+def hardsigmoid(input, inplace=False):
+    return _apply("hardsigmoid", input, (), inplace, lambda: _F.hardsigmoid(input, inplace=inplace))
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    fallback = lambda: _F.hardtanh(input, min_val, max_val, inplace=inplace)  # noqa: E731
+    if min_val > max_val:  # torch's ValueError
+        return fallback()
+    return _apply("hardtanh", input, (float(min_val), float(max_val)), inplace, fallback)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    return _apply("softplus", input, (float(beta), float(threshold)), False,
+                  lambda: _F.softplus(input, beta, threshold))
+
+
+def threshold(input, threshold, value, inplace=False):
+    return _apply("threshold", input, (float(threshold), float(value)), inplace,
+                  lambda: _F.threshold(input, threshold, value, inplace=inplace))
+
+
+def threshold_(input, threshold, value):
+    return globals()["threshold"](input, threshold, value, inplace=True)
+
+
+def sigmoid(input):
+    return _apply("sigmoid", input, (), False, lambda: torch.sigmoid(input))
+
+
+def tanh(input):
+    return _apply("tanh", input, (), False, lambda: torch.tanh(input))
+
+
+def logsigmoid(input):
+    return _apply("logsigmoid", input, (), False, lambda: _F.logsigmoid(input))
+
+
+def softsign(input):
+    return _apply("softsign", input, (), False, lambda: _F.softsign(input))
+
+
+def tanhshrink(input):
+    return _apply("tanhshrink", input, (), False, lambda: _F.tanhshrink(input))
+
+
+def softshrink(input, lambd=0.5):
+    fallback = lambda: _F.softshrink(input, lambd)  # noqa: E731
+    if lambd < 0:  # torch's own error
+        return fallback()
+    return _apply("softshrink", input, (float(lambd),), False, fallback)
+
+
+def hardshrink(input, lambd=0.5):
+    return _apply("hardshrink", input, (float(lambd),), False, lambda: _F.hardshrink(input, lambd))
+
+
+def glu(input, dim=-1):
+    """a * sigmoid(b), a and b the halves of input along dim (cuact.gated_sigmoid_packed).
+
+    For dim other than the last, input is made contiguous (one copy if it is not) and viewed as
+    [outer, 2 * inner]: the halves along dim are then the halves of that last dimension, so the
+    packed op serves any dim without a transpose, and the result is contiguous, as torch's is.
+    """
+    fallback = lambda: _F.glu(input, dim)  # noqa: E731
+    if not _runs(input, "gated_sigmoid_packed") or input.dim() == 0:
+        return fallback()
+    d = dim + input.dim() if dim < 0 else dim
+    if not 0 <= d < input.dim() or input.shape[d] % 2:
+        return fallback()  # torch's IndexError or "Halving dimension must be even"
+    if d == input.dim() - 1:
+        return _ops.gated_sigmoid_packed(input, activate_first=False)
+    return _packed_along(_ops.gated_sigmoid_packed, input, d, (), False)
+
+
+def _packed_along(op, ab, d, params, activate_first):
+    """op over halves along dim d < ab.dim() - 1: ab contiguous, viewed as [outer, 2 * inner]."""
+    shape = list(ab.shape)
+    outer = inner = 1
+    for s in shape[:d]:
+        outer *= s
+    for s in shape[d:]:
+        inner *= s
+    out = op(ab.contiguous().reshape(outer, inner), *params, activate_first=activate_first)
+    shape[d] //= 2
+    return out.reshape(shape)
+
+
+def gated(name, a, b, *params):
+    """act(a) * b in one pass (cuact.gated_<name>: silu is SwiGLU, gelu / gelu_tanh GeGLU)."""
+    return getattr(_ops, "gated_" + name)(a, b, *params)
+
+
+def gated_packed(name, ab, *params, dim=-1, activate_first=True):
+    """act(first half) * second half of ab along dim (the other way round with
+    activate_first=False); dims other than the last as glu does them (a contiguous view)."""
+    d = dim + ab.dim() if dim < 0 else dim
+    op = getattr(_ops, "gated_" + name + "_packed")
+    if d == ab.dim() - 1:
+        return op(ab, *params, activate_first=activate_first)
+    if not 0 <= d < ab.dim():
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ab.dim()}, "
+                         f"{ab.dim() - 1}], but got {dim})")
+    if ab.shape[d] % 2:
+        raise RuntimeError(f"gated_{name}_packed: halving dimension must be even, but dimension "
+                           f"{d} is size {ab.shape[d]}")
+    return _packed_along(op, ab, d, params, activate_first)
+
+
+def __getattr__(name):
+    # the rest of torch.nn.functional (softmax, prelu, linear, ...), so this module stands in for it
+    return getattr(_F, name)

@@ -1,0 +1,204 @@
+"""cuact_torch.functional and cuact_torch.nn against torch.nn.functional and torch.nn: signatures,
+values, in place, glu along any dim, fallbacks, errors, packaging (version, headers). Skipped
+(with the reason) without torch or a CUDA device."""
+import inspect
+
+from _pytest_compat import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device", allow_module_level=True)
+
+import torch.nn.functional as F  # noqa: E402
+
+import cuact_torch  # noqa: E402
+import cuact_torch.functional as CF  # noqa: E402
+import cuact_torch.nn as CN  # noqa: E402
+
+ops = torch.ops.cuact
+
+# (name, torch function, keyword parameters to try)
+CASES = [
+    ("relu", F.relu, [{}]), ("relu6", F.relu6, [{}]),
+    ("leaky_relu", F.leaky_relu, [{}, {"negative_slope": 0.2}]),
+    ("elu", F.elu, [{}, {"alpha": 0.5}]), ("selu", F.selu, [{}]), ("celu", F.celu, [{}, {"alpha": 2.0}]),
+    ("gelu", F.gelu, [{}, {"approximate": "tanh"}]), ("silu", F.silu, [{}]), ("mish", F.mish, [{}]),
+    ("hardswish", F.hardswish, [{}]), ("hardsigmoid", F.hardsigmoid, [{}]),
+    ("hardtanh", F.hardtanh, [{}, {"min_val": -2.0, "max_val": 0.5}]),
+    ("softplus", F.softplus, [{}, {"beta": 2.0, "threshold": 5.0}]),
+    ("threshold", F.threshold, [{"threshold": 0.5, "value": -2.0}]),
+    ("sigmoid", torch.sigmoid, [{}]), ("tanh", torch.tanh, [{}]), ("logsigmoid", F.logsigmoid, [{}]),
+    ("softsign", F.softsign, [{}]), ("tanhshrink", F.tanhshrink, [{}]),
+    ("softshrink", F.softshrink, [{}, {"lambd": 1.5}]), ("hardshrink", F.hardshrink, [{}, {"lambd": 1.5}]),
+    ("glu", F.glu, [{}, {"dim": 0}, {"dim": 1}, {"dim": -2}]),
+]
+DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+# torch.testing's defaults; 16-bit results may differ from torch's by one rounding of the float32
+# value, near zero too (test_ops bounds them in ulps)
+TOL = {torch.float32: (1.3e-6, 1e-5), torch.float64: (1e-7, 1e-7), torch.float16: (1e-3, 1e-3),
+       torch.bfloat16: (1.6e-2, 1.6e-2)}
+
+
+def _x(dtype, shape=(6, 8, 10), seed=0):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    return (torch.randn(shape, generator=g, device="cuda", dtype=torch.float64) * 3).to(dtype)
+
+
+def _unwrap(fn):
+    """Parameters of torch's function: its signature, or (for C builtins) the documented one."""
+    try:
+        return inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return None
+
+
+@pytest.mark.parametrize("name", [c[0] for c in CASES])
+def test_signature_matches_torch(name):
+    ours = inspect.signature(getattr(CF, name)).parameters
+    theirs = _unwrap(getattr(F, name))
+    if theirs is None:
+        pytest.skip(f"F.{name} is a builtin without a Python signature")
+    assert [(p.name, p.default) for p in ours.values()] == \
+        [(p.name, p.default) for p in theirs.values()], name
+
+
+def test_builtin_signatures():
+    # F.gelu and F.softplus are C builtins: their documented signatures
+    assert str(inspect.signature(CF.gelu)) == "(input, approximate='none')"
+    assert str(inspect.signature(CF.softplus)) == "(input, beta=1.0, threshold=20.0)"
+    assert str(inspect.signature(CF.glu)) == "(input, dim=-1)"
+    assert str(inspect.signature(CF.leaky_relu)) == "(input, negative_slope=0.01, inplace=False)"
+
+
+@pytest.mark.parametrize("name, fn, kwargs_list", CASES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_values_match_torch(name, fn, kwargs_list, dtype):
+    x = _x(dtype)
+    for kwargs in kwargs_list:
+        expected = fn(x, **kwargs)
+        actual = getattr(CF, name)(x, **kwargs)
+        assert actual.dtype == expected.dtype and actual.shape == expected.shape, (name, kwargs)
+        rtol, atol = TOL[dtype]
+        torch.testing.assert_close(actual, expected, rtol=rtol, atol=atol, msg=lambda m: f"{name} {kwargs}: {m}")
+
+
+@pytest.mark.parametrize("name", ["relu", "relu6", "leaky_relu", "elu", "selu", "celu", "silu", "mish",
+                                  "hardswish", "hardsigmoid", "hardtanh", "threshold"])
+def test_inplace(name):
+    x = _x(torch.float32)
+    args = {"threshold": (0.5, -2.0)}.get(name, ())
+    expected = getattr(F, name)(x.clone(), *args)
+    y = x.clone()
+    version = y._version
+    out = getattr(CF, name)(y, *args, inplace=True)
+    assert out is y and y._version > version
+    torch.testing.assert_close(y, expected)
+
+
+def test_inplace_aliases():
+    x = _x(torch.float32)
+    for name, args in [("relu_", ()), ("elu_", ()), ("leaky_relu_", (0.1,)), ("hardtanh_", ()),
+                       ("threshold_", (0.5, -2.0)), ("celu_", ()), ("selu_", ())]:
+        y = x.clone()
+        assert getattr(CF, name)(y, *args) is y
+        torch.testing.assert_close(y, getattr(F, name)(x.clone(), *args), msg=name)
+
+
+def test_autograd():
+    x = _x(torch.float64, (4, 6)).requires_grad_()
+    for name in ("silu", "gelu", "mish", "softplus"):
+        assert torch.autograd.gradcheck(getattr(CF, name), (x,)), name
+    assert torch.autograd.gradcheck(lambda t: CF.glu(t, 0), (x,))
+    assert torch.autograd.gradcheck(lambda t: CF.gelu(t, approximate="tanh"), (x,))
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1, -3])
+def test_glu_any_dim_and_layout(dim):
+    x = _x(torch.float32, (4, 6, 8))
+    torch.testing.assert_close(CF.glu(x, dim), F.glu(x, dim))
+    t = x.transpose(0, 2)  # not contiguous
+    torch.testing.assert_close(CF.glu(t, dim), F.glu(t, dim))
+    assert CF.glu(x, dim).is_contiguous()
+
+
+def test_glu_errors_are_torchs():
+    x = _x(torch.float32, (3, 4))
+    for args, exc in [((x, 0), RuntimeError), ((x, 2), IndexError), ((torch.tensor(1.0, device="cuda"), -1), RuntimeError)]:
+        with pytest.raises(exc):
+            F.glu(*args)
+        with pytest.raises(exc):
+            CF.glu(*args)
+    assert CF.glu(torch.empty(0, 4, device="cuda"), 1).shape == (0, 2)
+
+
+def test_gated_packed_any_dim():
+    x = _x(torch.float32, (6, 4, 10))
+    for dim in (0, 1, 2):
+        a, b = x.chunk(2, dim)
+        torch.testing.assert_close(CF.gated_packed("silu", x, dim=dim), F.silu(a) * b)
+        torch.testing.assert_close(CF.gated_packed("sigmoid", x, dim=dim, activate_first=False),
+                                   a * torch.sigmoid(b))
+    with pytest.raises(RuntimeError, match="even"):
+        CF.gated_packed("silu", _x(torch.float32, (3, 4)), dim=0)
+
+
+def test_errors_are_torchs():
+    x = _x(torch.float32)
+    for call in (lambda f: f.gelu(x, approximate="foo"), lambda f: f.hardtanh(x, 1.0, -1.0),
+                 lambda f: f.softshrink(x, -1.0)):
+        with pytest.raises(Exception) as theirs:
+            call(F)
+        with pytest.raises(type(theirs.value)):
+            call(CF)
+
+
+def test_fallbacks():
+    # CPU, integer and complex tensors go to torch: the same results and the same errors
+    cpu = torch.randn(5)
+    torch.testing.assert_close(CF.silu(cpu), F.silu(cpu))
+    ints = torch.arange(-3, 3, device="cuda")
+    assert torch.equal(CF.relu(ints), F.relu(ints))
+    with pytest.raises(Exception):
+        CF.silu(ints)
+    assert CF.softmax is F.softmax  # the rest of torch.nn.functional
+
+
+def test_empty_unsupported_dtype_refused():
+    # the op refuses an empty int64 tensor as it refuses a non-empty one
+    for shape in ((0,), (3,)):
+        with pytest.raises(RuntimeError, match="unsupported dtype"):
+            ops.silu(torch.zeros(shape, dtype=torch.int64, device="cuda"))
+        with pytest.raises(RuntimeError, match="unsupported dtype"):
+            ops.gated_silu(torch.zeros(shape, dtype=torch.int32, device="cuda"),
+                           torch.zeros(shape, dtype=torch.int32, device="cuda"))
+
+
+MODULES = [("ReLU", {}), ("ReLU6", {}), ("LeakyReLU", {"negative_slope": 0.2}), ("ELU", {"alpha": 0.5}),
+           ("SELU", {}), ("CELU", {"alpha": 2.0}), ("GELU", {"approximate": "tanh"}), ("GELU", {}),
+           ("SiLU", {}), ("Mish", {}), ("Hardswish", {}), ("Hardsigmoid", {}),
+           ("Hardtanh", {"min_val": -2.0, "max_val": 2.0}), ("Softplus", {"beta": 2.0}),
+           ("Threshold", {"threshold": 0.1, "value": 20.0}), ("Sigmoid", {}), ("Tanh", {}),
+           ("LogSigmoid", {}), ("Softsign", {}), ("Tanhshrink", {}), ("Softshrink", {}),
+           ("Hardshrink", {}), ("GLU", {"dim": 1})]
+
+
+@pytest.mark.parametrize("name, kwargs", MODULES)
+def test_modules(name, kwargs):
+    ours, theirs = getattr(CN, name)(**kwargs), getattr(torch.nn, name)(**kwargs)
+    assert isinstance(ours, type(theirs)) and repr(ours) == repr(theirs)
+    x = _x(torch.float32)
+    torch.testing.assert_close(ours(x), theirs(x))
+    if "inplace" in inspect.signature(getattr(torch.nn, name)).parameters:
+        m = getattr(CN, name)(**kwargs, inplace=True)
+        y = x.clone()
+        assert m(y) is y
+        torch.testing.assert_close(y, theirs(x))
+
+
+def test_version_and_headers():
+    import re
+    text = open(f"{cuact_torch.include_dir()}/cuact/version.cuh").read()
+    parts = [re.search(r"#define\s+CUACT_VERSION_%s\s+(\d+)" % k, text).group(1) for k in ("MAJOR", "MINOR", "PATCH")]
+    assert cuact_torch.__version__ == ".".join(parts)
+    assert all(n in cuact_torch.FAMILIES for n in ("silu", "gelu", "softplus", "threshold")), \
+        "the default build has the whole family"
