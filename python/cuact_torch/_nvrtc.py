@@ -73,6 +73,30 @@ def nvrtc_version():
     return f"{major.value}.{minor.value}"
 
 
+_nvrtc_file = []
+
+
+def nvrtc_file():
+    """The libnvrtc file nvrtc() loads first, without loading it (None: none)."""
+    if not _nvrtc_file:
+        found = None
+        for name in _candidates_nvrtc():
+            if os.path.isabs(name) and os.path.isfile(name):
+                found = os.path.realpath(name)
+                break
+        _nvrtc_file.append(found)
+    return _nvrtc_file[0]
+
+
+def nvrtc_identity():
+    """The cache key's NVRTC version: the library's resolved file name (libnvrtc.so.13.0.88) and
+    size, so a warm start does not load the library to ask it."""
+    path = nvrtc_file()
+    if path is None:
+        return nvrtc_version()
+    return f"{os.path.basename(path)}:{os.stat(path).st_size}"
+
+
 def include_dirs():
     """The CUDA headers NVRTC needs (cuda_fp16.h, cuda_bf16.h, and CCCL's cuda/std)."""
     dirs = []
@@ -153,7 +177,7 @@ def _headers_stamp(include_dir):
 
 def cache_key(source, arch, include_dir, version):
     digest = hashlib.sha256()
-    for part in (source, " ".join(OPTIONS), str(arch), version, nvrtc_version(),
+    for part in (source, " ".join(OPTIONS), str(arch), version, nvrtc_identity(),
                  _headers_stamp(include_dir)):
         digest.update(part.encode() + b"\0")
     return digest.hexdigest()[:24]

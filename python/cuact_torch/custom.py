@@ -125,7 +125,9 @@ def _activation_load_inline(name, forward, derivative=None, derivative_from_outp
 # reuse it), "backward", "fused" (gated and bias, forward and backward), "cast_<dtype>".
 
 _CTYPE = {}  # torch dtype -> (C++ type, vector width): 16-byte vectors as cuact's auto_width
-_THREADS = 128  # cuact's threads_per_block (detail/launch.cuh)
+_THREADS = int(os.environ.get("CUACT_TORCH_JIT_THREADS", "128"))  # cuact's threads_per_block
+_VECTORS = int(os.environ.get("CUACT_TORCH_JIT_VECTORS", "0"))  # 0: CUACT_MAX_LOAD_BYTES_PER_THREAD's
+_BLOCKS_PER_SM = int(os.environ.get("CUACT_TORCH_JIT_BLOCKS_PER_SM", "0"))  # 0: one pass, no cap
 _families = {}  # (namespace, name) -> _Family
 _libraries = {}  # namespace -> torch.library.Library (kept alive: dropping it removes the ops)
 
@@ -336,8 +338,12 @@ class _Family:
             if element == max(t.element_size() for t in tensors) else _split_mixed(n, tensors, width)
         load_bytes = sum(t.element_size() for t in ins) * width
         k = 1 if load_bytes >= 32 else 32 // load_bytes  # CUACT_MAX_LOAD_BYTES_PER_THREAD
+        k = min(k, _VECTORS) if _VECTORS else k
         work = max(-(-vectors // k), head + tail)
         blocks = max(1, min(-(-work // _THREADS), 2 ** 31 - 1))
+        if _BLOCKS_PER_SM:
+            sms = torch.cuda.get_device_properties(first.device).multi_processor_count
+            blocks = min(blocks, _BLOCKS_PER_SM * sms)
         args = [ctypes.c_void_p(p) for p in pointers]
         args += [ctypes.c_size_t(head), ctypes.c_size_t(vectors), ctypes.c_size_t(tail),
                  ctypes.c_uint(k)]
@@ -487,9 +493,10 @@ def _register(family):
     torch.library.register_autograd(qual, backward, setup_context=setup_context, lib=lib)
 
     def inplace_autograd(x, *p):
-        # with a gradient to record: the functional op (its autograd) copied back into x
+        # with a gradient to record: the functional op (its autograd) copied back into x; from a
+        # copy of x where the backward reads x, which the copy back overwrites
         if torch.is_grad_enabled() and x.requires_grad:
-            return x.copy_(getattr(ops, name)(x, *p))
+            return x.copy_(getattr(ops, name)(x.clone() if has_x else x, *p))
         with torch._C._AutoDispatchBelowADInplaceOrView():
             getattr(ops, f"{name}_")(x, *p)
         torch.autograd.graph.increment_version(x)
@@ -637,10 +644,11 @@ def _nvrtc_usable():
     if os.environ.get("CUACT_TORCH_CUSTOM") == "load_inline":
         return "CUACT_TORCH_CUSTOM=load_inline"
     try:
-        _nvrtc.nvrtc()
         _nvrtc.cuda()
     except OSError as e:
         return str(e)
+    if _nvrtc.nvrtc_file() is None:  # loaded only to compile: a warm start needs none
+        return "libnvrtc not found"
     return None
 
 
