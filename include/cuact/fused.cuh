@@ -31,6 +31,7 @@
 #include "detail/dispatch.cuh"  // host-only: validation and launch
 #endif
 #include "detail/fast_divmod.cuh"
+#include "detail/kernels/l2_hint.cuh"  // the bias kernels' L2 policy
 #ifndef __CUDACC_RTC__
 #include "detail/fused_dispatch.cuh"
 #endif

@@ -291,6 +291,18 @@ struct keep_shape {
   void operator()(Params&, launch_shape&) const {}
 };
 
+/// The params a bulk-tile launch runs: one_vector_op's own op where params carry it, since a
+/// bulk tile is one vector per thread either way, so both instantiations share one kernel.
+template <class Params>
+const Params& bulk_params_of(const Params& params) {
+  return params;
+}
+template <class Op, int VecWidth, class Outputs, class Inputs>
+auto bulk_params_of(
+    const elementwise_params<one_vector_op<Op>, VecWidth, Outputs, Inputs>& params) {
+  return with_op(params, static_cast<const Op&>(params.op));
+}
+
 /// Params whose launches may run as bulk tiles (launch.cuh: takes_bulk_tiles): one input, one
 /// output, both 16-bit, both float or both double (any data under CUACT_BULK_TILES 2), fitting the
 /// kernel (bulk_tiles_fit_v). Only these instantiate bulk_tile_kernel.
@@ -319,7 +331,10 @@ cudaError_t choose_bulk_tiles(const Params& params, int device, [[maybe_unused]]
       return status;
     }
     kernel_facts bulk_facts{};
-    if (const cudaError_t status = get_kernel_facts(bulk_tile_kernel<Params>, device, bulk_facts);
+    using bulk_params_t =
+        std::remove_cv_t<std::remove_reference_t<decltype(bulk_params_of(params))>>;
+    if (const cudaError_t status =
+            get_kernel_facts(bulk_tile_kernel<bulk_params_t>, device, bulk_facts);
         status != cudaSuccess) {
       return status;
     }
@@ -328,7 +343,8 @@ cudaError_t choose_bulk_tiles(const Params& params, int device, [[maybe_unused]]
                          Params::bytes_per_element, Params::arrays_per_element)) {
       plan.bulk_tiles = true;
       plan.shape = bulk_tile_launch_shape(
-          plan.shape, params.vectors, bulk_tile_staging_bytes<Params>(bulk_tile_threads_per_block));
+          plan.shape, params.vectors,
+          bulk_tile_staging_bytes<bulk_params_t>(bulk_tile_threads_per_block));
     }
   }
   return cudaSuccess;
@@ -349,11 +365,16 @@ cudaError_t plan_launch(Params& params, int device, cost_hint hint, bool may_tak
   return may_take_bulk_tiles ? choose_bulk_tiles(params, device, hint, plan) : cudaSuccess;
 }
 
-/// The kernel that runs params as `plan` says.
+/// The kernel that runs params as `plan` says, for its facts (the bench reports them). A bulk-tile
+/// kernel of one_vector_op params is its op's (bulk_params_of), cast to this params' kernel type
+/// so both branches return one type: query its attributes, never launch it with these params.
 template <class Params>
 auto planned_kernel(const Params& params, const launch_plan& plan) {
   if constexpr (bulk_tiles_considered_v<Params>) {
-    if (plan.bulk_tiles) return bulk_tile_kernel_for(params);
+    using kernel_t = void (*)(Params);
+    if (plan.bulk_tiles) {
+      return reinterpret_cast<kernel_t>(bulk_tile_kernel_for(bulk_params_of(params)));
+    }
   }
   return elementwise_kernel<Params>;
 }
@@ -369,8 +390,14 @@ cudaError_t launch_modelled(Params params, int device, cost_hint hint, cudaStrea
       status != cudaSuccess) {
     return status;
   }
-  if (!plan.bulk_tiles) adjust(params, plan.shape);
-  return launch_kernel(planned_kernel(params, plan), params, plan.shape, stream);
+  if constexpr (bulk_tiles_considered_v<Params>) {
+    if (plan.bulk_tiles) {
+      const auto bulk_params = bulk_params_of(params);
+      return launch_kernel(bulk_tile_kernel_for(bulk_params), bulk_params, plan.shape, stream);
+    }
+  }
+  adjust(params, plan.shape);
+  return launch_kernel(elementwise_kernel<Params>, params, plan.shape, stream);
 }
 
 /// Launches params (validated) as run_elementwise does: the instantiation with_launched_params

@@ -17,7 +17,13 @@
 #pragma once
 
 #if defined(__CUDACC__)
-#include <cuda/ptx>
+// Only the PTX wrappers the kernel uses: all of <cuda/ptx> is among the costliest headers to compile.
+#include <cuda/std/detail/__config>
+#include <cuda/__ptx/instructions/cp_async_bulk.h>
+#include <cuda/__ptx/instructions/fence.h>
+#include <cuda/__ptx/instructions/mbarrier_arrive.h>
+#include <cuda/__ptx/instructions/mbarrier_init.h>
+#include <cuda/__ptx/instructions/mbarrier_wait.h>
 #endif
 #include <cuda/std/tuple>
 
