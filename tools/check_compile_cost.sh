@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# What one cuact call costs to compile, against a raw grid-stride kernel compiled in the same run.
+# Fails when forward(relu{}, float*...) through the minimal headers takes more than MAX_MINIMAL x
+# the raw kernel TU, or through cuact/cuact.cuh more than MAX_UMBRELLA x, or its object is over
+# MAX_OBJECT_KB. CPU seconds (user + sys of nvcc and its children), best of RUNS, so a busy
+# machine inflates both sides alike.
+#
+# usage: tools/check_compile_cost.sh [--include DIR] [--table]
+#   --include DIR  the cuact headers to measure (default: include/ of this tree)
+#   --table        also time an empty TU and cuact.cuh alone, and print every row
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+include="$root/include"
+table=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --include) include="$2"; shift 2 ;;
+    --table) table=1; shift ;;
+    *) echo "usage: $0 [--include DIR] [--table]" >&2; exit 2 ;;
+  esac
+done
+
+NVCC="${NVCC:-nvcc}"
+ARCH="${CUACT_COMPILE_COST_ARCH:-sm_90}"
+RUNS="${RUNS:-3}"
+MAX_MINIMAL="${MAX_MINIMAL:-3.5}"
+MAX_UMBRELLA="${MAX_UMBRELLA:-4.5}"
+MAX_OBJECT_KB="${MAX_OBJECT_KB:-100}"
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+cat >"$work/empty.cu" <<'CU'
+CU
+cat >"$work/raw.cu" <<'CU'
+#include <cstddef>
+__global__ void relu_kernel(const float* in, float* out, std::size_t n) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    out[i] = in[i] > 0.0f ? in[i] : 0.0f;
+}
+cudaError_t run(const float* in, float* out, std::size_t n, cudaStream_t stream) {
+  relu_kernel<<<1024, 256, 0, stream>>>(in, out, n);
+  return cudaGetLastError();
+}
+CU
+cat >"$work/umbrella_only.cu" <<'CU'
+#include <cuact/cuact.cuh>
+CU
+for variant in minimal umbrella; do
+  if [ "$variant" = minimal ]; then
+    headers='#include <cuact/activations.cuh>
+#include <cuact/forward.cuh>'
+  else
+    headers='#include <cuact/cuact.cuh>'
+  fi
+  cat >"$work/forward_$variant.cu" <<CU
+$headers
+cudaError_t run(const float* in, float* out, std::size_t n, cudaStream_t stream) {
+  return cuact::forward(cuact::relu{}, in, out, n, stream);
+}
+CU
+done
+
+# CPU seconds of one nvcc -c, best of RUNS.
+cpu_seconds() {
+  local src="$1" best="" t
+  for _ in $(seq "$RUNS"); do
+    t=$( { TIMEFORMAT='%U %S'; time "$NVCC" -std=c++17 -O3 -arch="$ARCH" -I"$include" -c "$src" \
+             -o "${src%.cu}.o" >/dev/null 2>"${src%.cu}.log"; } 2>&1 | awk '{print $1 + $2}')
+    if [ ! -f "${src%.cu}.o" ]; then cat "${src%.cu}.log" >&2; echo "FAIL: $src does not compile" >&2; exit 1; fi
+    best=$(awk -v a="$t" -v b="$best" 'BEGIN { print (b == "" || a < b) ? a : b }')
+  done
+  echo "$best"
+}
+kernels() { nm "$1" 2>/dev/null | grep -c '__device_stub__' || true; }
+kb() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.0f", b / 1024 }'; }
+
+names="raw forward_minimal forward_umbrella"
+[ "$table" = 1 ] && names="empty raw umbrella_only forward_minimal forward_umbrella"
+declare -A secs
+for name in $names; do secs[$name]=$(cpu_seconds "$work/$name.cu"); done
+
+if [ "$table" = 1 ]; then
+  printf '%-18s %8s %9s %8s\n' TU cpu_s object_kb kernels
+  for name in $names; do
+    o="$work/$name.o"
+    printf '%-18s %8.2f %9s %8s\n' "$name" "${secs[$name]}" "$(kb "$o")" "$(kernels "$o")"
+  done
+fi
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+r_min=$(ratio "${secs[forward_minimal]}" "${secs[raw]}")
+r_umb=$(ratio "${secs[forward_umbrella]}" "${secs[raw]}")
+obj_kb=$(kb "$work/forward_umbrella.o")
+echo "forward(relu, float): minimal headers ${r_min} x raw (max $MAX_MINIMAL), cuact.cuh ${r_umb} x raw (max $MAX_UMBRELLA), object ${obj_kb} KB (max $MAX_OBJECT_KB)"
+fail=0
+awk -v r="$r_min" -v m="$MAX_MINIMAL" 'BEGIN { exit !(r > m) }' && { echo "FAIL: minimal-header ratio" >&2; fail=1; }
+awk -v r="$r_umb" -v m="$MAX_UMBRELLA" 'BEGIN { exit !(r > m) }' && { echo "FAIL: umbrella ratio" >&2; fail=1; }
+[ "$obj_kb" -gt "$MAX_OBJECT_KB" ] && { echo "FAIL: object size" >&2; fail=1; }
+exit "$fail"
