@@ -38,10 +38,14 @@ except ImportError:
 
 
 class build_py_with_headers(build_py):
-    """Adds cuact's headers under cuact_torch/include in the build directory (not the source tree)."""
+    """Adds cuact's headers under cuact_torch/include and _version.py in the build directory (not
+    the source tree)."""
 
     def run(self):
         super().run()
+        with open(os.path.join(self.build_lib, "cuact_torch", "_version.py"), "w") as f:
+            f.write('"""cuact\'s version, written at build time from include/cuact/version.cuh."""\n')
+            f.write("__version__ = %r\n" % cuact_version())
         target = os.path.join(self.build_lib, "cuact_torch", "include")
         for path in sorted(glob.glob(os.path.join(INCLUDE, "cuact", "**", "*.cuh"), recursive=True)):
             rel = os.path.relpath(path, INCLUDE)

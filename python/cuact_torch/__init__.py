@@ -34,7 +34,10 @@ from ._fakes import register_fakes
 from ._paths import include_dir, version as _version
 from .custom import activation
 
-__version__ = _version()
+try:
+    from ._version import __version__  # written by setup.py into the built package
+except ImportError:  # a checkout: the headers beside it
+    __version__ = _version()
 __all__ = ["FAMILIES", "FUSED", "LOADED_FROM", "activation", "include_dir", "register_fakes", "ops",
            "functional", "nn", "patch", "__version__"]
 

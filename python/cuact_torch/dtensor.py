@@ -29,8 +29,14 @@ def _inputs(args, kwargs, placement_of):
     """One placement per argument (None for non-tensors), kwarg tensors after the positional ones."""
     spec = _spec_types()
     out = [placement_of(i, a) if isinstance(a, spec) else None for i, a in enumerate(args)]
-    out += [placement_of(len(args), v) for v in kwargs.values() if isinstance(v, spec)]
+    if _kwarg_tensors_count():  # DTensor versions that match kwarg tensors (quantize's scale) too
+        out += [placement_of(len(args), v) for v in kwargs.values() if isinstance(v, spec)]
     return out
+
+
+def _kwarg_tensors_count():
+    from torch.distributed.tensor._op_schema import OpSchema
+    return hasattr(OpSchema, "kwargs_strategy")
 
 
 def _elementwise(n_outputs):
