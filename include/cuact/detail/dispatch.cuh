@@ -220,26 +220,12 @@ inline bool launches_one_vector(const kernel_facts& own, const kernel_facts& one
 /// operation without a hint where it takes a heavy one's launch (launch.cuh:
 /// estimate_takes_heavy_launch). Other threads' loads hide its
 /// arithmetic there, and the second vector that launch.cuh's model gives heavy ops only makes
-/// threads longer-lived. Measured round-robin against two vectors (4096 x 393216):
-/// - H100 (bench/results/h100/heavy_one_vector.txt): the heavy forwards that ran two (sigmoid,
-///   softplus, mish, logsigmoid in fp32, bf16 and fp16; tanh bf16; silu fp32 and fp16) went from
-///   0.996-1.000 x memcpy to 1.000-1.005, the bias + logsigmoid fp32 forward from 0.978 to 0.996;
-/// - H200, 16-bit (h200/heavy16_one_vector.txt: its forwards in two passes, the budget being
-///   tight): celu, mish, sigmoid, logsigmoid, tanh and fp16 silu from 0.989-0.991 to 0.998-1.009;
-///   softplus (0.993 -> 0.959-0.966) and tanhshrink (0.990-0.992 -> 0.970-0.983) lost, and declare
-///   `has_long_16bit_math`;
-/// - H200, fp32: the softplus, mish and logsigmoid forwards lost 5-9% in one vector (h200/
-///   heavy_one_vector.txt; one pass, the budget not being tight for them), so float data runs one
-///   only where roomy, or where its math is short. Session 33 (h200/heavy_fp32_shapes_s33.txt,
-///   five runs on three machines, round-robin and in a row, x memcpy, two vectors -> one): sigmoid
-///   0.988-0.990 -> 0.998-1.001, silu 0.987-0.989 -> 0.996-0.999 (about 28 issued instructions per
-///   element, half the budget); tanh, tanhshrink, softsign, which the registers rule already ran
-///   in one, 0.988-0.991 in two against 0.999; logsigmoid and elu gained on two machines and lost
-///   on the third; mish (-0.1 to -3.8%) and softplus (-7 to -9%) lost.
-/// Double data is left out (H200 fp64 selu with libdevice's expm1: 0.66-0.80 in one vector, 0.99
-/// in two; math.cuh's double expm1 gives its kernel fewer registers, and the registers rule above
-/// one vector: 1.006, h200/headline_s18_new_*.txt), and so is an op that reads float and writes
-/// 16-bit (a cast), which sits between the two bounds and was not measured.
+/// threads longer-lived. Exceptions, from measuring against two vectors: 16-bit forwards with
+/// long math (softplus, tanhshrink) keep two, as do float forwards whose math is long where the
+/// budget is not roomy (mish, softplus); short float math (sigmoid, silu, tanh) runs one.
+/// Double data is left out (libdevice-length double math needs two vectors in flight; the
+/// registers rule above already picks one where it pays), and so is an op that reads float and
+/// writes 16-bit (a cast), which sits between the two bounds and was not measured.
 inline bool heavy_runs_one_vector(const device_facts& device, cost_hint hint,
                                   std::size_t bytes_per_element, unsigned arrays_per_element,
                                   bool long_16bit_math = false, bool short_float_math = false) {

@@ -104,13 +104,9 @@ cudaError_t launch_tabulated_quantize(quantize_params<Params> params, float* ent
 /// launched or recorded, where there is no buffer (the caller computes directly).
 ///
 /// Its vector width is elementwise_width's: 16 elements from a 2-byte input to a 1-byte output,
-/// every word of the 16-byte store two fp8 pairs (elementwise.cuh: convert_vector). H200, bf16 ->
-/// e4m3 with the amax, x memcpy: 8-element vectors (8-byte stores) held relu at 0.77-0.89 and
-/// silu at 0.934 against 1.019 and 0.993-0.999 in 16 (bench/results/h200/quantize_shapes_s41.txt);
-/// compute-bound gelu kept 8 until session 44 (0.85 against 0.83 in 16, before fp8 pairs were
-/// stored as words), then ran at 0.952-0.960 in 8 and 1.003-1.008 in 16 from bf16 and fp16, with
-/// 1% or 10% zeros too, and gelu_tanh at 0.993-0.997 and 0.999-1.000
-/// (bench/results/h200/quantize_width_s44.txt).
+/// every word of the 16-byte store two fp8 pairs (elementwise.cuh: convert_vector). Why: with
+/// 8-element vectors each thread stores 8 bytes, and light and compute-bound quantizes alike fell
+/// well short of the copy ceiling; 16-byte stores reach it.
 template <int VecWidth, bool Tabulated = false, class Op, class U, class T>
 cudaError_t run_quantize(Op op, U* out, std::size_t n, const T* in, float* amax, const float* scale,
                          bool reset, cudaStream_t stream, cost_hint hint) {

@@ -134,15 +134,10 @@ inline constexpr double instruction_bound_budget_per_array = 16;
 /// forward; 16-bit data take the heavy rule above). 32 per array (64 for a unary op) takes in the
 /// H200's fp32 budget (about 56 modelled, 62 at its measured copy ceiling) and leaves out the
 /// H100's (80). There each thread makes the activation's `compute_bound_passes` grid-stride passes
-/// (default_compute_bound_passes unless it declares more). Why: H200 --shapes
-/// (bench/results/h200/shapes_heavy_ops.txt), fp32 forwards of 55-64 instructions per element:
-/// gelu (session 2's form) 0.621 x memcpy in one pass of two vectors, 0.664 in two; user_softplus
-/// 0.923 and 0.989; user_elu 0.982 and 0.989. On the H100 the same gelu forward ran at 0.999 in
-/// one pass and 0.990 in two (h100/shapes_heavy_ops.txt). Session 11 (bench/results/
-/// <gpu>/passes_gelu.txt, round-robin timing, k = 2): H200 fp32 gelu_tanh 0.957-0.971 in one pass,
-/// 0.993-0.995 in two, 0.981-0.983 in four; fp32 gelu (53 instructions per element) 0.843 in one,
-/// 0.928-0.948 in two, 0.967-0.982 in four, 0.976 in six; 16-bit gelu and gelu_tanh on the H100
-/// 0.996-0.997 in one pass against 0.990-0.992 in two (hence float data only).
+/// (default_compute_bound_passes unless it declares more). Why: on a device whose float budget
+/// is that tight, a long float forward in one pass leaves the copy ceiling for want of issue
+/// slots, and splitting its work over passes restores it; where the budget is roomy one pass is
+/// as fast, and 16-bit data (half the bytes) is better served by the heavy rule.
 inline constexpr double compute_bound_budget_per_array = 32;
 
 /// Passes of a compute-bound float forward where its budget is tight, unless the activation
@@ -195,14 +190,10 @@ inline constexpr unsigned threads_per_block = 128;
 /// an SM filled at threads_per_block, for a heavy one only where the budget leaves its math room
 /// (budget_is_roomy_for_float_math), and where its resident blocks are not capped
 /// (throttled_resident_blocks, which the H100's backwards take instead, nor
-/// moderated_resident_blocks, which the H200's light ones take since session 29): there
-/// 1024-thread blocks, the same resident threads in an eighth of the blocks. --family and
-/// --headline against 128-thread blocks, the same build otherwise
-/// (bench/results/h*/wide_blocks_ab.txt, x memcpy): H100, the 108 family backwards this
-/// takes in fp32, bf16 and fp16 +0.2% to +1.3% each (mean +0.4%), rows below CUB 131 -> 105; H200,
-/// the light ones +0.0% to +0.7% (mean +0.2%), while the heavy fp32 backwards there (gelu,
-/// gelu_tanh, silu, softplus, mish, celu, tanhshrink: tight) lost 5-9% (hence the budget test),
-/// and two-array forwards lose 3-7% (shapes_s17.txt).
+/// moderated_resident_blocks, which the H200's light ones take): there 1024-thread blocks, the
+/// same resident threads in an eighth of the blocks, which cuts block turnover. A heavy op whose
+/// budget is tight needs the latency hiding of more, smaller blocks, and two-array forwards lose
+/// with wide blocks, hence the conditions.
 inline constexpr unsigned wide_threads_per_block = 1024;
 
 /// Loads in flight per SM, as a multiple of target_bytes_in_flight_per_sm, above which a light
@@ -247,25 +238,12 @@ inline constexpr double throttled_heavy_loads_in_flight = 2.75;
 /// or double data whose kernel fills the SM and whose loads in flight do not oversubscribe the
 /// device's memory (throttled_resident_blocks leaves it uncapped: the H200's light backwards);
 /// with moderated_loads_in_flight, the cap it runs under (moderated_resident_blocks). Such an op
-/// ran 1024-thread blocks before (wide_threads_per_block). Why (bench/results/h200/
-/// moderated_blocks_s29.txt: cuact_bench --family --only over the fp32 and bf16 backwards, one
-/// binary whose launch.cuh took the shape from the environment, variants alternating, three
-/// rounds each, on two H200 machines; mean x memcpy of the 15 light rows, fp32 / bf16): 1024 x 2
-/// resident (64 KiB of loads, the library before) 1.0251-1.0266 / 1.0226-1.0237; 384 x 4,
-/// capped by unused shared memory (48 KiB; the cap leaves about 60 KiB of L1) 1.0322-1.0323 /
-/// 1.0293-1.0295 (fp32 row-rounds below CUB 42-44 of 45 -> 16-18); 256 x 5 capped (40 KiB)
-/// 1.0305 / 1.0219; 320 x 4 capped (40 KiB) 1.0258 / 1.0166; 768 x 2 (48 KiB, uncapped: the
-/// whole L1) 1.0254 / 1.0263; 896 x 2 1.0240 / 1.0215; 384 x 5 and 416 x 4 uncapped 1.023 /
-/// 1.020 (128 x 12 capped, 48 KiB with 28 KiB of L1 left: 1.000, h200/backward_residency.txt).
-/// The H200's --family rows below CUB: 23 in session 28, 3 with it (h200/family.txt).
-/// Not where the loads oversubscribe: on the H100 384 x 4 lost 0.7% against its 128 x 10 cap
-/// (fp32 1.0262 -> 1.0186, bf16 1.0255 -> 1.0179; h100/moderated_blocks_s29.txt), and its heavy
-/// backwards lost 0.8% at 448 x 4 and 1.3-1.6% at 384 x 4 against 128 x 14. Heavy ops are left
-/// out (on the H200 they are not one-pass three-array launches: budget_is_roomy_for_float_math).
-/// Double data too, from session 30 (h200/moderated_double_s30.txt, --headline, two rounds each):
-/// the H200's fp64 relu backward and backward_from_output and selu backward_from_output 1.035 ->
-/// 1.042 x memcpy, 0.999 -> 1.006 x CUB (1024 x 2 before); the H100's run 128 x 10, throttled.
-/// Casts (float in, 16-bit out) are left out: not measured.
+/// would otherwise take 1024-thread blocks (wide_threads_per_block). Why: where the loads do not
+/// oversubscribe the memory system, moderately sized blocks under a residency cap keep enough
+/// bytes in flight while leaving L1 room for them, which beat both wide uncapped blocks and
+/// smaller capped ones in --family. Not where the loads oversubscribe (throttled_resident_blocks
+/// serves those better), nor for heavy ops (not one-pass three-array launches where this
+/// applies); double data follows float's rule; casts (float in, 16-bit out) were not measured.
 inline constexpr unsigned moderated_threads_per_block = 384;
 /// See moderated_threads_per_block: 1.5 x target_bytes_in_flight_per_sm, rounded up to whole
 /// blocks (four of 384 threads x two 16-byte vectors on an H200: 48 KiB).
@@ -467,12 +445,10 @@ enum class cost_hint {
 /// Whether a bf16 forward, or a bf16 -> fp8 quantize, over n elements with this cost hint is
 /// tabulated (kernels/table.cuh: the forward's table of bf16 results, the quantize's of float
 /// ones, bf16_table_quantize_op): a functor without a hint, over at least tabulated_min_elements
-/// elements. The table's quantize runs at 0.97-0.99 x memcpy whatever the functor (H200, sessions
-/// 43-44: bench/results/h200/fused_s43.txt, quantize_width_s44.txt), where a plain user softplus
-/// computed ran at 0.43. Built-in activations quantize directly: compute-bound gelu and gelu_tanh
-/// were tabulated in sessions 42-43, until their direct quantize ran in 16-element vectors (gelu
-/// 1.003-1.008 against the table's 0.988-0.989, with 10% zeros 1.006 against 0.930; gelu_tanh
-/// 0.999 against 0.990; fused_dispatch.cuh: run_quantize).
+/// elements. Why: the table's cost does not depend on the functor, so it bounds an unhinted
+/// functor's cost, where computing a long plain functor directly may fall far below the copy
+/// ceiling. Built-in activations declare their cost and compute directly (their direct quantize
+/// in 16-element vectors reaches the ceiling; fused_dispatch.cuh: run_quantize).
 inline constexpr bool tabulates(cost_hint hint, cuda::std::size_t n) {
   return hint == cost_hint::estimate && n >= tabulated_min_elements;
 }
@@ -773,31 +749,12 @@ inline constexpr unsigned bulk_tile_threads_per_block = 256;
 /// in one pass, over more than little work (is_little_work, in waves of full SMs: the bulk-tile
 /// kernel's residency depends on its staging bytes) and fewer tiles than a grid holds (the kernel
 /// takes one tile per block).
-/// Why (--family forwards, every one-input launch as bulk tiles against the rule before, one H100,
-/// two rounds each, x memcpy):
-/// - Light forwards (session 26, bench/results/h100/bulk_tiles_ab.txt): 16-bit 1.000-1.002 ->
-///   1.007-1.010 (x CUB 0.994-0.996 -> 1.000-1.005), fp32 0.999-1.000 -> 1.004-1.007.
-/// - Heavy forwards, with session 31's one-tile kernel (h100/bulk_tiles_heavy_s31.txt): fp32
-///   selu, elu, silu, mish, sigmoid, logsigmoid, tanh, softsign 0.999-1.000 -> 1.0055-1.0085
-///   (celu 1.000 either way); 16-bit selu, elu, silu, mish, sigmoid, softsign, bf16 tanh
-///   1.000-1.002 -> 1.004-1.009; fp64 selu 1.000 -> 1.006 (--headline). Losers: compute-bound
-///   gelu (fp32 -5.7%, 16-bit -0.6 to -1.6%) and fp32 gelu_tanh (-0.75%); softplus (fp32 -0.8%,
-///   16-bit -5%), 16-bit tanhshrink (-0.7 to -1%), celu (-0.55 to -0.85%) and logsigmoid (-1.05
-///   to -1.3%); plain functors (fp32 user softplus -2%, user elu -1.3%; sigmoid, silu, tanh-GELU
-///   +0.7%); and, in the validation of a rule that took every heavy op of declared cost, the
-///   composed x * sigmoid(1.702 x) (cuact_bench_fused: fp32 and bf16 1.000 -> 0.970-0.971;
-///   h100/validation_s31.txt), measured before session 32 aligned the staging buffer to 128
-///   bytes (kernels/bulk_tile.cuh: bulk_tile_staging_alignment; cuact_bench_fused, which holds no
-///   CUB, had it on 16, and its three separate passes, whose in-place sigmoid pass takes bulk
-///   tiles, went 0.987 -> 1.009-1.010 with the fix), so the composition's loss is not settled.
-///   Nothing observable tells the others from the gainers (registers: 21-32 either way), so the
-///   activations that gain declare it (selu, elu, silu, mish, sigmoid, tanh, softsign), and the
-///   adaptors do not carry it.
-/// - The stepping kernel before session 31 had lost on heavy math (0.5-9.6%, bulk_tiles_ab.txt);
-///   the H200 loses on every forward (h200/bulk_tiles_ab.txt, h200/bulk_heavy_s31.txt: 2-14%).
-/// - Double data (session 30, h100/bulk_tiles_double_s30.txt): fp64 relu 0.996-1.000 -> 1.005.
-///   Double math always has room (its budget counts twice the bytes), so for double data the
-///   device is the H100 class by float data's test: where a float forward's budget is roomy.
+/// Why: on a device whose budget is roomy (an H100), the bulk copy engine moves a light forward's
+/// data faster than per-thread loads, and so for the heavy forwards that declare the gain; it
+/// lost for compute-bound forwards, softplus-like ones and plain functors, which nothing
+/// observable (registers included) separates from the gainers, hence the declaration. On a
+/// tight budget (an H200) every forward lost. Double math always has room (its budget counts
+/// twice the bytes), so for double data the device is judged by float data's test.
 inline bool takes_bulk_tiles(const device_facts& device, const kernel_facts& bulk_kernel,
                              cost_hint hint, bool gains, const launch_shape& shape,
                              cuda::std::size_t vectors, cuda::std::size_t bytes_per_element,

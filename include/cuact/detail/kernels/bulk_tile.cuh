@@ -120,14 +120,11 @@ CUACT_HOST_DEVICE void compute_staged_vector(const Params& params, const bulk_ti
 }
 
 /// Alignment of the staging buffer in shared memory. cp.async.bulk needs 16 bytes, which a uint4
-/// array gets, but its copies ran slower into a buffer aligned to 16 and not to 128: the H100's
-/// bulk-tiled forwards in cuact_torch (relu, silu, sigmoid fp32 4.37 ms against 4.25 ms as
-/// elementwise_kernel, bf16 2.19 against 2.13) where cuact_bench's ran 0.4-0.9% ahead of
-/// elementwise_kernel (relu fp32 4.23 ms), the same code in both. Dynamic shared memory starts
-/// after the kernel's static shared memory (its mbarrier), aligned to the largest alignment any
-/// extern shared array of the module declares: cuact_bench's translation units hold CUB's
-/// kernels, whose arrays ask 128; cuact_torch's do not (cuobjdump: 1152 bytes of static shared
-/// memory against 1040). Session 32, bench/results/h100/staging_alignment_s32.txt.
+/// array gets, but its copies ran slower into a buffer aligned to 16 and not to 128. Dynamic
+/// shared memory starts after the kernel's static shared memory (its mbarrier), aligned to the
+/// largest alignment any extern shared array of the module declares, so the same kernel's
+/// buffer was 128-aligned in a module holding CUB's kernels and 16-aligned elsewhere; asking
+/// 128 makes it the same everywhere.
 inline constexpr unsigned bulk_tile_staging_alignment = 128;
 
 #if defined(__CUDACC__)
@@ -163,18 +160,11 @@ __device__ __forceinline__ void issue_bulk_tile(const Params& params, const bulk
 /// past the grid's tiles are left alone) and bulk_tile_staging_bytes of dynamic shared memory,
 /// for params with bulk_tiles_fit_v, on sm_90 and later (the host checks the binary's
 /// architecture); compiled for earlier ones it runs elementwise_thread (any grid).
-/// Why one tile per block and nothing beside it (bench/results/h100/bulk_heavy_s31.txt, one H100,
-/// round-robin, x memcpy, outputs bit-identical): blocks stepping over tiles grid-stride, their
-/// next tile's copy in flight (this kernel until session 31), ran heavy math 0.6-3.5% slower than
-/// one tile per block (fp32 selu 0.998 against 1.008, mish 0.992 against 1.008, gelu_tanh 0.964
-/// against 0.998, bf16 silu 1.001 against 1.007), light math alike; so did one tile per block
-/// with such steps beside it (never taken: fp32 mish 1.001, softplus 0.964), one stage refilled
-/// in a loop (mish 1.002, gelu_tanh 0.986), and plain-load steps for the vectors past a grid that
-/// does not cover them (never taken: mish 0.992, gelu_tanh 0.954), though none added registers
-/// past 32. Their shared memory was not the cause (one stage's bytes ran as two). Even the scalar
-/// steps, not taken where there are no scalars, cost heavy math up to 0.4% on the H100 (fp32
-/// softplus 0.996 against 1.000) and 3% on the H200 (bf16 selu 0.897 against 0.928), hence the
-/// instantiation without them.
+/// Why one tile per block and nothing beside it: blocks stepping over tiles grid-stride (their
+/// next tile's copy in flight), a stage refilled in a loop, and plain-load steps for vectors past
+/// the grid all ran heavy math slower than one tile per block, with no more registers, so the
+/// cost is in the stepping code itself. Even the scalar steps cost heavy math where there are
+/// no scalars, hence the instantiation without them.
 template <class Params, bool TakesScalars = true>
 CUACT_KERNEL void bulk_tile_kernel(const Params params) {
   static_assert(bulk_tiles_fit_v<Params>, "cuact: these params do not run as bulk tiles");

@@ -260,9 +260,8 @@ struct bf16_table_quantize_op {
   CUACT_HOST_DEVICE float scaled(float y) const { return scale_folding_amax(y, scale, amax); }
 #pragma nv_exec_check_disable
   /// fn(x) for bf16 bits `b` outside the window: a zero's entry, or fn itself. Not through
-  /// bf16_table_op's lookup (key_with_zeros, then slot_with_zeros): its window test again in this
-  /// branch cost gelu with 1% zeros 0.943 -> 0.917 x memcpy (H200, session 43's call K,
-  /// bench/results/h200/quantize_zeros_s43.txt).
+  /// bf16_table_op's lookup (key_with_zeros, then slot_with_zeros): its window test, again in this
+  /// branch, slowed the quantize of inputs with zeros.
   CUACT_HOST_DEVICE float outside(cuda::std::uint32_t b) const {
     if (bf16_table_window::is_zero(b)) return entry(bf16_table_window::zero_slot_of(b));
     return fn(cuda::std::bit_cast<float>(b << 16));
@@ -297,14 +296,10 @@ CUACT_KERNEL void fill_bf16_table_kernel(const bf16_table_fill<Op, Entry> fill) 
 /// How tabulated_kernel (and tabulated_quantize_kernel) reads and writes: plain 16-byte loads and
 /// stores, as every other kernel; the table's copy into shared memory in ready(), which
 /// elementwise_thread calls after each thread's first loads, so they are in flight while the table
-/// comes (the prototype's order; copied first, the kernel ran at 0.90-0.95 x memcpy on the H100,
-/// bench/results/h100/table_ab.txt), read with `ld.global.nc`. Streaming accesses
-/// (`ld/st.global.cs`, evict first, sessions 9-35) made its speed depend on the kernels before it
-/// (likely: lines those left in L2 at normal priority outlived every evict-first line of later
-/// lookups). H200, plain silu at 4096 x 393216: with them 0.938-0.978 x memcpy (0.94 after a fill
-/// kernel such as PyTorch's L2 flush, 0.978 after a direct forward onto the same output), without
-/// them 0.973-0.978 after anything (bench/results/h200/table_state_s36.txt; the H100 was not
-/// re-measured).
+/// comes (copied before the first loads, the kernel lost the latency of the copy), read with
+/// `ld.global.nc`. Not streaming accesses (`ld/st.global.cs`, evict first): with them its speed
+/// depended on the kernels before it (likely: lines those left in L2 at normal priority outlived
+/// every evict-first line of later lookups).
 template <class Entry>
 struct tabulating_access : global_memory_access {
   const Entry* entries;  ///< the table in global memory
