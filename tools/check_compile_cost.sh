@@ -74,7 +74,8 @@ cpu_seconds() {
   done
   echo "$best"
 }
-kernels() { nm "$1" 2>/dev/null | grep -c '__device_stub__' || true; }
+# Kernels in the object: the sections of its embedded cubin (no cuobjdump needed).
+kernels() { strings -a "$1" | grep '^\.text\._Z' | sort -u | wc -l; }
 kb() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.0f", b / 1024 }'; }
 
 names="raw forward_minimal forward_umbrella"

@@ -1,10 +1,7 @@
 /// \file
-/// load_kept_in_l2: a load under an L2 evict_last policy, for the bias kernels only (fused.cuh).
-/// Its own header because <cuda/annotated_ptr>, which encodes the policy, is one of the costliest
-/// headers to compile; the other entries do not include it.
+/// load_kept_in_l2: a load under an L2 evict_last policy, for the bias kernels (fused.cuh).
 #pragma once
 
-#include <cuda/annotated_ptr>
 #include <cuda/std/bit>
 #include <cuda/std/cstdint>
 
@@ -12,6 +9,11 @@
 
 namespace cuact {
 namespace detail {
+
+/// The L2 policy of cuda::access_property::persisting as a 64-bit cache-hint operand. Spelled as
+/// its value because <cuda/annotated_ptr>, which computes it, is among the costliest headers to
+/// compile; tests/cpu_policy.cu checks that the two agree.
+inline constexpr cuda::std::uint64_t l2_persisting_policy = 0x14f0000000000000ull;
 
 /// *from, with an L2 eviction priority of evict_last (`ld.global.L2::cache_hint` under the policy
 /// of cuda::access_property::persisting, as inductor loads its broadcast operands), for a small
@@ -22,8 +24,7 @@ namespace detail {
 template <class Vector>
 CUACT_HOST_DEVICE Vector load_kept_in_l2(const Vector* from) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  constexpr auto policy =
-      static_cast<cuda::std::uint64_t>(cuda::access_property(cuda::access_property::persisting{}));
+  constexpr cuda::std::uint64_t policy = l2_persisting_policy;
   if constexpr (sizeof(Vector) == 16) {
     uint4 w;
     asm("ld.global.L2::cache_hint.v4.b32 {%0, %1, %2, %3}, [%4], %5;"
