@@ -27,9 +27,11 @@ cudaError_t forward(Activation act, const T* in, T* out, std::size_t n,
   detail::check_input_type<T>();
   check_activation<Activation, detail::compute_t<T>>();
   using op_t = forward_op<Activation, T>;  // its hint: the activation's, for T (activation.cuh)
-  return detail::run_elementwise<VecWidth, /*Tabulable=*/true>(
-      op_t{{}, act}, outputs(out), n, inputs(in), stream, detail::forward_cost<op_t>,
-      detail::every_input_in_place);
+  // Only a forward without a declared cost may be tabulated (launch.cuh: tabulates), so only
+  // its instantiation holds the table kernels.
+  constexpr detail::cost_hint hint = detail::forward_cost<op_t>;
+  return detail::run_elementwise<VecWidth, /*Tabulable=*/hint == detail::cost_hint::estimate>(
+      op_t{{}, act}, outputs(out), n, inputs(in), stream, hint, detail::every_input_in_place);
 }
 
 /// in and out of different element types: not a forward (it compiles to the static_assert below,
