@@ -63,16 +63,13 @@ cudaError_t run(const float* in, float* out, std::size_t n, cudaStream_t stream)
 CU
 done
 
-# CPU seconds of one nvcc -c, best of RUNS.
+# CPU seconds of one nvcc -c.
 cpu_seconds() {
-  local src="$1" best="" t
-  for _ in $(seq "$RUNS"); do
-    t=$( { TIMEFORMAT='%U %S'; time "$NVCC" -std=c++17 -O3 -arch="$ARCH" -I"$include" -c "$src" \
-             -o "${src%.cu}.o" >/dev/null 2>"${src%.cu}.log"; } 2>&1 | awk '{print $1 + $2}')
-    if [ ! -f "${src%.cu}.o" ]; then cat "${src%.cu}.log" >&2; echo "FAIL: $src does not compile" >&2; exit 1; fi
-    best=$(awk -v a="$t" -v b="$best" 'BEGIN { print (b == "" || a < b) ? a : b }')
-  done
-  echo "$best"
+  local src="$1" t
+  t=$( { TIMEFORMAT='%U %S'; time "$NVCC" -std=c++17 -O3 -arch="$ARCH" -I"$include" -c "$src" \
+           -o "${src%.cu}.o" >/dev/null 2>"${src%.cu}.log"; } 2>&1 | awk '{print $1 + $2}')
+  if [ ! -f "${src%.cu}.o" ]; then cat "${src%.cu}.log" >&2; echo "FAIL: $src does not compile" >&2; exit 1; fi
+  echo "$t"
 }
 # Kernels in the object: the sections of its embedded cubin (no cuobjdump needed).
 kernels() { strings -a "$1" | grep '^\.text\._Z' | sort -u | wc -l; }
@@ -80,8 +77,15 @@ kb() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.0f", b / 1024 }'; }
 
 names="raw forward_minimal forward_umbrella"
 [ "$table" = 1 ] && names="empty raw umbrella_only forward_minimal forward_umbrella"
+# Rounds over every TU in turn, the best of RUNS kept for each: drift in the machine's load
+# then reaches every TU alike.
 declare -A secs
-for name in $names; do secs[$name]=$(cpu_seconds "$work/$name.cu"); done
+for _ in $(seq "$RUNS"); do
+  for name in $names; do
+    t=$(cpu_seconds "$work/$name.cu")
+    secs[$name]=$(awk -v a="$t" -v b="${secs[$name]:-}" 'BEGIN { print (b == "" || a < b) ? a : b }')
+  done
+done
 
 if [ "$table" = 1 ]; then
   printf '%-18s %8s %9s %8s\n' TU cpu_s object_kb kernels
