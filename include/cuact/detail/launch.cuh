@@ -2,10 +2,10 @@
 /// The launch model: grid, block and vectors in flight per thread, from the device the call runs
 /// on and the kernel instantiation it launches. No per-GPU table.
 ///
-/// The model (measurements behind it: bench/RESULTS.md, bench/results/<gpu>/):
-/// - **One pass.** The grid covers the work once. Grid-stride threads that iterate k times lose
-///   0.3% (k = 2) to 8.5% (k = 64) against the copy ceiling (PERF-NOTES), so the loop is there
-///   for correctness under any grid (users' own launches), not for speed.
+/// The model (the benchmark's --shapes, --family and --headline modes measure it):
+/// - **One pass.** The grid covers the work once. Grid-stride threads that iterate many times fall
+///   behind the copy ceiling, so the loop is there for correctness under any grid (users' own
+///   launches), not for speed.
 /// - **Bytes in flight.** A memory-bound kernel reaches the copy ceiling when each SM keeps about
 ///   bandwidth / SMs x latency bytes of loads in flight (Little's law; CUB's sm_90 tuning encodes
 ///   the same as 32 KiB for H100 and 48 KiB for H200). The bandwidth comes from the device's
@@ -99,11 +99,9 @@ struct device_facts {
 inline constexpr int max_cached_devices = 64;
 
 /// Time a load is in flight, memory latency plus queueing at full bandwidth: the factor between
-/// bandwidth per SM and the bytes in flight per SM that reach it. Fitted to bench --shapes on H100
-/// and H200 (bench/results/<gpu>/shapes.txt): 0.8 us asks 29 KiB per SM of the H200 (4.8 TB/s
-/// modelled), which 2048 threads x one 16-byte vector cover (relu fp32: 1.005 x memcpy at one
-/// vector per thread, 0.992 at two) and 1536 threads x one vector do not (relu bf16 at 35
-/// registers: 0.940 at one, 1.003 at two).
+/// bandwidth per SM and the bytes in flight per SM that reach it. Fitted to bench --shapes on the
+/// H100 and H200: it predicts where one 16-byte vector per thread is enough to reach the copy
+/// ceiling (a full SM of threads) and where a second is needed (fewer resident threads).
 inline constexpr double load_latency_seconds = 0.8e-6;
 
 /// The bytes in flight per SM that reach `device`'s bandwidth: bandwidth per SM x
@@ -117,16 +115,10 @@ inline double target_bytes_in_flight_per_sm(const device_facts& device) {
 /// passes, which halves the per-thread fixed cost (index and parameter setup) per element. Per
 /// array because an element's own work grows with its arrays (a load or a store and a conversion
 /// each; a backward's two inputs come with a derivative and a product) while the budget grows with
-/// its bytes. 16 per array (32 for a unary op, 48 for a backward) sits between the measured cases:
-/// - H200, budget about 28 for a 16-bit forward: bf16 selu 0.916 x memcpy in one pass, 0.975 in
-///   two (two passes);
-/// - H100, budget about 40 for a 16-bit forward: the heavy 16-bit forwards (selu, silu, gelu_tanh,
-///   softplus) at 0.991-0.992 x memcpy in two passes of two vectors, 0.994-0.997 in one
-///   (bench/results/h100/shapes_heavy_ops.txt; one pass; the A/B of this rule against the
-///   per-element 48, h100/launch_rule_ab.txt: 26 --family rows +0.5% on average);
-/// - H200, about 42 for a 16-bit backward (three arrays): 1.02 x memcpy in two passes of one
-///   vector (h200/family.txt; two passes, unchanged from the per-element 48 used before);
-/// - H200, about 56 for an fp32 forward: selu lost 1.4% with two passes (one pass).
+/// its bytes. 16 per array (32 for a unary op, 48 for a backward) separates the measured cases:
+/// 16-bit heavy forwards on an H200 (about 28 per element) gain from two passes, those on an H100
+/// (about 40) and fp32 forwards on an H200 (about 56) lose a little, and 16-bit backwards on an
+/// H200 (about 42 over three arrays) are as fast either way.
 inline constexpr double instruction_bound_budget_per_array = 16;
 
 /// As instruction_bound_budget_per_array, for a forward declared compute-bound (activation.cuh:
@@ -204,34 +196,19 @@ inline constexpr unsigned wide_threads_per_block = 1024;
 inline constexpr double oversubscribed_loads_in_flight = 2.5;
 
 /// The multiple of target_bytes_in_flight_per_sm a capped operation keeps in flight per SM (see
-/// oversubscribed_loads_in_flight): 2, 40 KiB on an H100 (10 blocks of 128 threads). Why
-/// (bench/results/h*/backward_residency.txt, drv61: elementwise_kernel over x, dy -> dx, one
-/// vector per thread, one pass, the residency capped by dynamic shared memory the kernel does not
-/// use, x memcpy): H100, relu fp32 / bf16 and sigmoid bf16 backwards 1.013-1.014 at 16 blocks
-/// (64 KiB), 1.016 as 1024-thread blocks, 1.023-1.025 at 8 to 14 blocks (32-56 KiB; CUB 1.014-1.026
-/// in the same runs), 0.98 at 6; the heavy silu fp32 backward 1.019 at 12 and 0.98 at 10 (its math
-/// needs the threads: heavy ops keep more, throttled_heavy_loads_in_flight). The shared memory
-/// also shrinks the L1 (to 28 KiB at 10 blocks), which holds the loads in flight: on the H100 the
-/// full 16 blocks with the L1 at its minimum (carveout 100) ran at 1.023, so most of the gain is
-/// the same throttle; on the H200 both lose 2.5-4% (1.000 against 1.026-1.038), as its 29 KiB
-/// target predicts. Forwards (two
-/// arrays, 32 KiB in flight at 16 blocks, below the bound) gained at most 0.4% from a cap on the
-/// H100 and lost 4% one step further down. The rule, A/B in one run each (h*/residency_ab.txt):
-/// H100, the 45 light family backwards +0.8% to +1.0% (1.016-1.018 -> 1.025-1.026 x memcpy, x CUB
-/// 0.998-1.003 -> 1.005-1.011); the H200 launches as before.
+/// oversubscribed_loads_in_flight): 2, 40 KiB on an H100 (10 blocks of 128 threads). Why: with
+/// more loads in flight than the memory system serves, requests queue and the L1 that holds them
+/// thrashes; capping residency (by dynamic shared memory the kernel does not use) brought the
+/// H100's light backwards above CUB. Fewer blocks than this starve the loads. Forwards (two
+/// arrays) stay below the bound and are not capped; the H200's target is higher and its
+/// backwards are not oversubscribed.
 inline constexpr double throttled_loads_in_flight = 2;
 
 /// As throttled_loads_in_flight, for a heavy operation (where the budget leaves its math room,
 /// budget_is_roomy_for_float_math; elsewhere it is neither capped nor wide): 2.75, 14 blocks of 128
-/// threads on an H100 (56 KiB of loads). Its math needs more threads than a light op's: H100,
-/// elementwise_kernel as cuact launches it for ten heavy backwards (sigmoid, silu, gelu,
-/// gelu_tanh, tanh, elu, selu, mish, softplus, logsigmoid) in fp32 and bf16, capped by dynamic
-/// shared memory (bench/results/h100/heavy_cap_s25.txt, x memcpy): 1.025-1.027 at 14 blocks on
-/// every one of them, against 1.017-1.026 as launched before (1024-thread blocks), 1.013-1.016
-/// at 16, 1.005-1.027 at 12 and 0.947-1.027 at 10 (silu, gelu, gelu_tanh, mish and softplus fall
-/// there); CUB 0.914-1.028 in the same runs. The rule, A/B on one machine (h100/heavy_cap_ab.txt,
-/// --family): the 63 heavy backwards of fp32, bf16 and fp16 1.015-1.025 -> 1.022-1.026 x memcpy
-/// (none lower), family rows below CUB 65-68 -> 43-46; the H200 launches as before.
+/// threads on an H100 (56 KiB of loads). Its math needs more threads than a light op's to hide
+/// its latency, so the cap is looser: tighter caps starve the longest backwards (silu, gelu,
+/// mish, softplus), no cap oversubscribes the loads as for light ones.
 inline constexpr double throttled_heavy_loads_in_flight = 2.75;
 
 /// Threads per block of a light one-pass, one-vector operation over three arrays of 16-bit, float
@@ -255,28 +232,21 @@ inline constexpr cuda::std::size_t default_dynamic_shared_limit = 48 * 1024;
 
 /// Threads per block of a tabulated forward where the device's budget is not tight: each block
 /// copies the 16 KiB table into shared memory before it starts, so blocks four times PyTorch's size
-/// pay that copy for four times the work (H100, one pass of two vectors, 1.6 G elements: 256
-/// threads 0.966-0.972 x memcpy with four passes, 512 0.983-0.996 with one, 1024 0.981-0.987 with
-/// two; more passes of 512 lost more: two 0.983-0.988, four 0.97, eight 0.95; table_variants.txt).
+/// pay that copy for four times the work; larger blocks or more passes lost.
 inline constexpr unsigned tabulated_threads_per_block = 512;
 
 /// Threads per block and passes of a tabulated forward where the device's budget for a bf16
 /// forward is tight (instruction_bound_budget_per_array: an H200-class GPU). There the lookups and
 /// the table's copy leave no issue slots idle for the copy of one block to hide behind the others'
-/// loads: 512 threads in one pass ran at 0.86-0.92 x memcpy, 256 threads in four passes at
-/// 0.979-0.983 (user softplus, elu, sigmoid, gelu; one pass 0.89, two 0.96, six 0.975, eight 0.97;
-/// 128 or 384 threads 0.95-0.97 at their best). The same shape on the H100 costs 1-2% (0.977-0.983
-/// against 0.99-1.00 for 512 threads in one pass), hence the two shapes
-/// (bench/results/h200/table_shapes.txt, h100/table_shapes.txt).
+/// loads, so smaller blocks that each make several passes amortise the copy instead. The same
+/// shape costs a little on a device whose budget is not tight, hence the two shapes.
 inline constexpr unsigned tabulated_tight_threads_per_block = 256;
 /// See tabulated_tight_threads_per_block.
 inline constexpr unsigned tabulated_tight_passes = 4;
 
 /// Elements from which a bf16 forward is tabulated. Each call fills its table first (a kernel of
-/// 8192 evaluations, overlapped with the lookups' start: about 4 us on the H100), so the table
-/// wins only where that is small against the data's time: H100, x memcpy, table against direct
-/// (table_variants.txt), 2^26: 0.95-0.96 against softplus 0.90, elu 0.93, sigmoid 0.97;
-/// 2^27: 0.97-0.98 against 0.91, 0.94, 0.98; 2^28: 0.99 against 0.92, 0.96, 0.994.
+/// 8192 evaluations, overlapped with the lookups' start), so the table wins only where that is
+/// small against the data's time; below this size computing directly was faster or as fast.
 inline constexpr cuda::std::size_t tabulated_min_elements = cuda::std::size_t(1) << 27;
 
 // Host-only: the queries of the device and kernel (NVRTC compiles device code).
@@ -545,14 +515,10 @@ inline bool budget_is_roomy_for_float_math(const device_facts& device,
 /// takes a declared-heavy operation's launch on `device` instead of its own two passes: one vector
 /// per thread (dispatch.cuh: heavy_runs_one_vector) in one pass, a backward's residency capped as
 /// a heavy one's (throttled_resident_blocks). That is where heavy math on its data leaves room
-/// (budget_is_roomy_for_float_math: 16-bit or float data on an H100). H100, plainly written
-/// softplus, elu, sigmoid, silu and tanh-GELU (bench/results/h100/user_estimate_ab.txt, --user,
-/// two vectors or one (registers) in two passes against this, three rounds each, x memcpy): fp32
-/// forwards 0.987-0.995 -> 0.999-1.001 (x CUB 0.982-0.994 -> 0.996-0.999), fp32 backwards 1.007 ->
-/// 1.025 (x CUB 0.989 -> 1.006-1.008), bf16 backwards 1.007-1.009 -> 1.014-1.024 (elu x CUB
-/// 0.993 -> 1.010); one pass alone gave the fp32 forwards 0.994-1.000. Where the budget is tight
-/// (an H200) such functors keep the two passes: fp32 ones ran 0.87 x memcpy in one vector and one
-/// pass there, 0.99 in two and two (model_launch_shape).
+/// (budget_is_roomy_for_float_math: 16-bit or float data on an H100): there plainly written
+/// functors (softplus, elu, sigmoid, silu, tanh-GELU) reached the ceiling and CUB in that launch
+/// and not in two passes. Where the budget is tight (an H200) such functors keep the two passes,
+/// which their fp32 forms need there (model_launch_shape).
 inline bool estimate_takes_heavy_launch(const device_facts& device,
                                         cuda::std::size_t bytes_per_element,
                                         unsigned arrays_per_element) {
@@ -727,9 +693,7 @@ inline launch_shape tabulated_launch_shape(const device_facts& device, cuda::std
 }
 
 /// Threads per block of a bulk-tile launch (kernels/bulk_tile.cuh), the vectors of each tile:
-/// CUB's sm_90 tile. H100, bf16 relu and silu forwards (bench/results/h100/
-/// bulk_copy_16bit_s25.txt, x memcpy): 256 threads of one vector each 1.005 and 1.010; two or
-/// four vectors per thread (256 x 2, 256 x 4, 128 x 4) 0.990-0.999.
+/// CUB's sm_90 tile: one vector per thread beat two or four per thread in tiles of the same bytes.
 inline constexpr unsigned bulk_tile_threads_per_block = 256;
 
 /// Which launches run as bulk tiles: 0 none, 1 those the model picks (takes_bulk_tiles), 2 every
