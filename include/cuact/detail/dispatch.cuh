@@ -53,10 +53,9 @@ constexpr int resolve_width() {
 
 /// The vector width of an elementwise launch: resolve_width's (16 bytes of the largest type),
 /// except for one 2-byte input mapped to one 1-byte output (bf16 or fp16 to fp8: forward_cast)
-/// where 16 elements make each store one 16-byte access (and each load two). H200, bf16 -> e4m3
-/// cast, x memcpy, 8 elements -> 16: relu 0.93-0.95 -> 1.02-1.04, silu 0.92-0.98 -> 0.96-1.05,
-/// gelu 0.74-0.91 -> 0.80-0.97 (bench/results/h200/quantize_table_s42.txt, two calls of three
-/// rounds); the quantize takes it too (fused_dispatch.cuh: run_quantize).
+/// where 16 elements make each store one 16-byte access (and each load two): with 8, each store
+/// moves only 8 bytes and such casts fell short of the copy ceiling; the quantize takes it too
+/// (fused_dispatch.cuh: run_quantize).
 template <int VecWidth, class... Out, class... In>
 constexpr int elementwise_width(type_list<Out...>, type_list<In...>) {
   if constexpr (VecWidth == auto_width_tag && sizeof...(Out) == 1 && sizeof...(In) == 1 &&
@@ -114,9 +113,8 @@ inline constexpr int table_buffers_per_op_type = 8;
 /// The device buffer for the table of `op` on `device` (bf16_table_window::bytes_of<Entry>),
 /// allocated on first use and kept for the process: one per op type, entry type, device and op
 /// value (its bytes). Why not stream-ordered memory per call: cudaMallocFromPoolAsync and
-/// cudaFreeAsync around each call cost the H100 about 1% at 1.6 G bf16 elements and 4-7% at
-/// 2^26-2^28 (a variant with a kept buffer: 0.996-1.003 x memcpy at 1.6 G against 0.985-0.993;
-/// bench/results/h100/table_variants.txt), and 7 us of host time per call. Why per op value: every
+/// cudaFreeAsync around each call cost measurable device time at every size the table is taken
+/// for, and host time per call. Why per op value: every
 /// call fills its own table before reading it, and two calls that share a buffer, on any streams,
 /// write the same bits into it, so a concurrent fill never changes what another call reads (a
 /// functor that reads device memory through a pointer member fills with what its own call reads, in
@@ -199,8 +197,7 @@ cudaError_t run_tabulated(const Params& params, int device, cudaStream_t stream)
       device_info, params.vectors, params.head + params.tail, Params::max_vectors_per_thread);
   table_params.vectors_per_thread = shape.vectors_per_thread;
   // Started while the fill runs, its first loads in flight, where its code waits for the fill
-  // (compiled for sm_90 on: tabulating_access::ready). With it at 2^26 elements: 0.959-0.961 x
-  // memcpy, without 0.947-0.951 (H100, bench/results/h100/table_variants.txt).
+  // (compiled for sm_90 on: tabulating_access::ready), so the fill's time overlaps the loads.
   return launch_kernel_grid(kernel, table_params, dim3(shape.blocks), shape.threads_per_block,
                             stream, bf16_table_window::bytes, facts.binary_version >= 90);
 }
@@ -470,12 +467,9 @@ cudaError_t launch_rows(Op op, const output_arrays<Out...>& row0_outputs,
     // every SM; its passes multiply them as they do vectors.
     params.rows_in_flight = shape.vectors_per_thread;
     // A walking thread pays its setup (the broadcast inputs' loads, the row loop's) once per
-    // column vector: it walks at least min_walk_elements elements. H100, bias + gelu forward
-    // (bench/results/h100/rows_shapes.txt): fp32 (2 rows in flight of 4 elements) 0.956 x memcpy
-    // in one pass, 0.970-0.972 in two (16 elements), 0.952 in four; bf16 (8 per row) 0.995 in one
-    // pass of 2 rows. A compute-bound forward's passes where tight come on top (bias + gelu fp32
-    // on the H200: gelu's four, 8 rows per thread: 0.885 x memcpy against 0.850 for 4;
-    // h200/bias_forward_shapes.txt).
+    // column vector: it walks at least min_walk_elements elements (fewer paid the setup too
+    // often, more left too few threads). A compute-bound forward's passes where tight come on
+    // top, as they do for elementwise launches.
     const unsigned walk = shape.vectors_per_thread * width;
     const unsigned min_passes = (min_walk_elements + walk - 1) / walk;
     if (shape.passes < min_passes) shape.passes = min_passes;
