@@ -40,10 +40,8 @@ inline constexpr unsigned quantize_light_min_threads = 256;
 /// Each block ends in a reduction (two rounds of warp shuffles, a barrier) and an atomicMax on
 /// the one amax, so:
 /// - a light op's blocks hold at least quantize_light_min_threads threads: the model's 128-thread
-///   blocks for light fp32 ops made twice the blocks. H200, fp32 -> e4m3, x memcpy: relu and
-///   leaky_relu 0.91 in 128-thread blocks, 1.01 in 256; heavy ops in 128-thread blocks of eight
-///   passes lost up to 1.5% in 256 (gelu from fp16 0.89-0.94 -> 0.88-0.92) and keep theirs
-///   (bench/results/h200/quantize_rules_s43.txt; the H100 was not measured);
+///   blocks for light fp32 ops made twice the blocks, and twice the reductions, which kept them
+///   short of the copy ceiling; heavy ops lost a little in larger blocks and keep theirs;
 /// - above 4 x quantize_min_blocks blocks, a quarter of the blocks make four times the passes, so
 ///   that cost is spread over four times the elements (the grid-stride loop is correct for any
 ///   grid).
@@ -65,12 +63,8 @@ inline launch_shape quantize_launch_shape(launch_shape model) {
 /// bf16_table_quantize_op): one 16-element vector per thread, blocks of
 /// tabulated_quantize_threads_per_block, on every device. Each block copies a 32 KiB table into
 /// shared memory before it starts, twice the tabulated forward's, for fewer bytes of data per
-/// element (3 against 4), so blocks take many passes: H200, gelu, x memcpy of the same bytes, two
-/// calls of three rounds (bench/results/h200/quantize_table_s42.txt; one disturbed round left
-/// out): 256 threads in 4 passes 0.82-0.86, 8 passes 0.87-0.91, 16 passes 0.90-0.93, 32 passes
-/// 0.91-0.93, 64 passes 0.91-0.92; 512 threads in 16 passes 0.90-0.93, 32 passes 0.91-0.94, 64
-/// passes 0.90-0.93; a persistent grid (one block per resident slot, one copy each) 0.82-0.87.
-/// The H100 was not measured.
+/// element (3 against 4), so blocks take many passes to amortise it; past this count the gain
+/// stops, and a persistent grid (one block per resident slot, one copy each) was slower.
 inline constexpr unsigned tabulated_quantize_passes = 32;
 
 /// The shape of a tabulated quantize over `vectors` 16-element vectors and `scalars` scalars.
@@ -182,10 +176,8 @@ bool flat_bias_applies(const T* x, const T* bias, const U* out, std::size_t cols
 /// data of under 4 bytes per array, where the device's budget is tight for it (launch.cuh:
 /// instruction_bound_budget_per_array; an H200-class GPU, not an H100). There the walk's one bias
 /// load per column and no index arithmetic win; everywhere else the flat pass's registers do
-/// (the walk holds 47-70, too few resident blocks). Measured, round-robin, the flat pass against
-/// the walk (bench/results/h*/bias_flat_ab.txt), x memcpy: H200 bias + relu fp32 0.980 -> 1.004,
-/// bf16 0.990 -> 1.002; silu fp32 0.980 -> 0.995, bf16 0.972 -> 0.990; gelu fp32 0.909 -> 0.938;
-/// gelu bf16 0.955 -> 0.938 (the walk's case); H100 every one 0.973-0.984 -> 0.994-1.000.
+/// (the walk needs many more registers, so too few blocks stay resident); measured flat pass
+/// against walk, only 16-bit compute-bound data on an H200 favoured the walk.
 inline bool bias_walks(const device_facts& device, cost_hint hint, std::size_t bytes_per_element,
                        unsigned arrays_per_element) {
   return hint == cost_hint::compute_bound &&
@@ -201,10 +193,8 @@ inline bool bias_walks(const device_facts& device, cost_hint hint, std::size_t b
 /// loads them once: flat_bias_op::whole_rows_step); 0 where that does not hold (one step covers the
 /// work, or gridDim.x's limit). Rounding up adds fewer blocks than one whole-rows step needs
 /// (cols / width / gcd(cols / width, per_block)): 0 for 4096 x 393216 fp32 in four passes.
-/// Measured (bench/results/h200/bias_keep_column_ab.txt, the same build before and after): H200
-/// bias + gelu fp32 0.956-0.969 x memcpy (median 0.963) -> 0.968-0.972 (0.969); bias + silu fp32
-/// 0.992-0.993 -> 0.989-0.991, the cost of the second loop's code, taken or not; the H100, one
-/// step per thread, unchanged.
+/// Why: compute-bound bias forwards gained from loading the bias once; light ones lose a little
+/// to the second loop's code, taken or not.
 inline unsigned flat_bias_whole_row_blocks(unsigned blocks, std::size_t per_block,
                                            std::size_t vectors, std::size_t cols, int width) {
   const std::size_t row_vectors = cols / static_cast<std::size_t>(width);
@@ -290,12 +280,9 @@ static_assert(bias_gradient_block_threads == threads_per_block,
 /// (launch.cuh: target_bytes_in_flight_per_sm) with each thread's one row of loads
 /// (`row_load_bytes`), and the capped kernel keeps more blocks resident without spilling (fp64
 /// derivatives of 80-112 registers spill at 64): the elementwise model's rule, applied to a kernel
-/// whose loads per thread are fixed. Measured (round-robin, 4096 x 393216,
-/// bench/results/h*/bias_backward_capped*.txt): bias + relu fp32 (80 registers, six blocks: 24 KiB
-/// against the H200's 29 and the H100's 20) 0.958 -> 0.986 x memcpy on an H200, 0.970 and 0.963
-/// on an H100, where it keeps the compiler's; threshold fp32 (72, seven blocks: 28 KiB) 0.981 ->
-/// 0.987 on the H200; gelu fp32 (56, nine) lost 1.2% capped there, the 16-bit rows (60-64, eight)
-/// up to 0.5% (gelu bf16 3.6%).
+/// whose loads per thread are fixed. Why: light fp32 backwards whose registers leave fewer bytes
+/// in flight than the device's target gained from the cap; where the compiler's registers
+/// already meet the target (the H100's smaller one, heavier derivatives) capping lost.
 inline bool bias_gradient_capped(const device_facts& device, const kernel_facts& own,
                                  const kernel_facts& capped, std::size_t row_load_bytes) {
   const double own_bytes = static_cast<double>(own.resident_blocks_per_sm) *
