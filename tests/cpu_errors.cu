@@ -86,11 +86,11 @@ TEST_CASE("last_error_detail: emptied by an accepted call", "[cpu][errors]") {
   CHECK(cuact::forward(cuact::relu{}, static_cast<const float*>(nullptr), host.data(), 0) ==
         cudaSuccess);  // n == 0: nothing to do, nothing checked
   CHECK(detail().empty());
-  CHECK(cuact::gated_forward_packed(cuact::silu{}, static_cast<const float*>(nullptr),
-                                    host.data(), 2, 4) == cudaErrorInvalidValue);
+  CHECK(cuact::gated_forward_packed(cuact::silu{}, static_cast<const float*>(nullptr), host.data(),
+                                    2, 4) == cudaErrorInvalidValue);
   CHECK(detail() == "input 0: n > 0 with a null pointer");
-  CHECK(cuact::gated_forward_packed(cuact::silu{}, static_cast<const float*>(nullptr),
-                                    host.data(), 0, 4) == cudaSuccess);
+  CHECK(cuact::gated_forward_packed(cuact::silu{}, static_cast<const float*>(nullptr), host.data(),
+                                    0, 4) == cudaSuccess);
   CHECK(detail().empty());
 }
 

@@ -731,8 +731,8 @@ TEST_CASE("fused: the bias backward's capped stage 1 where resident loads fall s
   CHECK_FALSE(bias_gradient_capped(h100, relu32, capped, 32));
   CHECK(bias_gradient_capped(h200, threshold32, capped, 32));
   CHECK_FALSE(bias_gradient_capped(h100, threshold32, capped, 32));
-  CHECK_FALSE(bias_gradient_capped(h200, gelu32, capped, 32));       // capped lost 1.2%
-  CHECK_FALSE(bias_gradient_capped(h200, gelu16, capped, 32));       // capped lost 0.5-3.6%
+  CHECK_FALSE(bias_gradient_capped(h200, gelu32, capped, 32));  // capped lost 1.2%
+  CHECK_FALSE(bias_gradient_capped(h200, gelu16, capped, 32));  // capped lost 0.5-3.6%
   // never to a kernel with no more resident blocks than the compiler's own, nor one that spills
   CHECK_FALSE(bias_gradient_capped(h200, kernel_facts{8, 64}, kernel_facts{8, 64}, 4));
   CHECK_FALSE(bias_gradient_capped(h200, kernel_facts{5, 112}, kernel_facts{8, 64, 90, 72}, 32));

@@ -142,17 +142,18 @@ struct preferred : fallback {};
   }
 CUACT_DEVICE_RULE_BEGIN  // an activation's members must be __device__ (config.cuh)
 CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_forward, operator())
-CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_derivative, derivative)
-CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_derivative_from_output, derivative_from_output)
-CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_gradient, gradient)
-CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_gradient_from_output, gradient_from_output)
-CUACT_DEVICE_RULE_END
+    CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_derivative, derivative)
+        CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_derivative_from_output, derivative_from_output)
+            CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_gradient, gradient)
+                CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_gradient_from_output,
+                                                  gradient_from_output) CUACT_DEVICE_RULE_END
 #undef CUACT_DETAIL_INVOKE_WITH_ACCURACY
 
-/// Declares Activation's `is_heavy_from_output` where it has one (nothing otherwise): the base of
-/// cost_hint_of.
-template <class Activation, class = void>
-struct from_output_hint_of {};
+    /// Declares Activation's `is_heavy_from_output` where it has one (nothing otherwise): the base of
+    /// cost_hint_of.
+    template <class Activation, class = void>
+    struct from_output_hint_of {
+};
 template <class Activation>
 struct from_output_hint_of<Activation,
                            cuda::std::void_t<decltype(Activation::is_heavy_from_output)>> {

@@ -22,10 +22,11 @@ inline constexpr in_place_inputs gradient_in_place = 0b10;
 template <class X, class Dy, class Dx>
 inline constexpr bool mixed_gradient_types_v =
     !(cuda::std::is_same_v<X, Dy> && cuda::std::is_same_v<X, cuda::std::remove_const_t<Dx>>);
-#define CUACT_DETAIL_MIXED_GRADIENT_MESSAGE(entry)                                              \
-  "cuact::" entry ": x, dy and dx must have one element type T; for arrays of other types use " \
-  "cuact::transform(cuact::gradient_op<Activation, DxType>{{}, act}, cuact::outputs(dx), n, "   \
-  "cuact::inputs(x, dy), stream) (transform.cuh), or cuact::forward_cast / "                    \
+#define CUACT_DETAIL_MIXED_GRADIENT_MESSAGE(entry)                                            \
+  "cuact::" entry                                                                             \
+  ": x, dy and dx must have one element type T; for arrays of other types use "               \
+  "cuact::transform(cuact::gradient_op<Activation, DxType>{{}, act}, cuact::outputs(dx), n, " \
+  "cuact::inputs(x, dy), stream) (transform.cuh), or cuact::forward_cast / "                  \
   "cuact::forward_quantize for a forward that stores another type"
 }  // namespace detail
 

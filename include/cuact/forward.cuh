@@ -36,8 +36,9 @@ cudaError_t forward(Activation act, const T* in, T* out, std::size_t n,
 
 /// in and out of different element types: not a forward (it compiles to the static_assert below,
 /// which names the entries that store another type).
-template <int VecWidth = auto_width, class Activation, class In, class Out,
-          cuda::std::enable_if_t<!cuda::std::is_same_v<In, cuda::std::remove_const_t<Out>>, int> = 0>
+template <
+    int VecWidth = auto_width, class Activation, class In, class Out,
+    cuda::std::enable_if_t<!cuda::std::is_same_v<In, cuda::std::remove_const_t<Out>>, int> = 0>
 cudaError_t forward(Activation, const In*, Out*, std::size_t, cudaStream_t = nullptr) {
   static_assert(cuda::std::is_same_v<In, Out>,
                 "cuact::forward: in and out must have one element type T; for an output of "

@@ -594,7 +594,8 @@ cudaError_t forward_quantize(Activation act, const T* in, U* out, cuda::std::siz
                              amax_update update = amax_update::reset,
                              cudaStream_t stream = nullptr) {
   if (n != 0 && scale == nullptr) {
-    return detail::reject(cudaErrorInvalidValue, "forward_quantize: scale: n > 0 with a null pointer");
+    return detail::reject(cudaErrorInvalidValue,
+                          "forward_quantize: scale: n > 0 with a null pointer");
   }
   return detail::quantize<VecWidth>(act, in, out, n, 1.0f, scale, amax, update, stream);
 }

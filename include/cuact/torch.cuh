@@ -58,9 +58,9 @@
 #include <utility>
 #include <vector>
 
-// The tensors' device is checked here (check_tensor, check_like, CUDAGuard), so cuact skips its
-// per-pointer cudaPointerGetAttributes (detail/validate.cuh).
 #ifndef CUACT_CHECK_POINTER_ATTRIBUTES
+/// \brief 0 here: the tensors' device is checked by this header (check_tensor, check_like,
+/// CUDAGuard), so cuact skips its per-pointer cudaPointerGetAttributes (detail/validate.cuh).
 #define CUACT_CHECK_POINTER_ATTRIBUTES 0
 #endif
 #include "cuact.cuh"

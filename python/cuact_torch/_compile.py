@@ -33,6 +33,7 @@ DEFAULT_KERNEL_PREFIXES = ("gated_", "bias_")
 
 _state = {"mode": "auto", "overrides": {}}
 _registered = {}  # op name -> (OpOverload, family key)
+_decompositions = {}  # op name -> its guarded decomposition
 _installed = {"done": False}
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -237,6 +238,7 @@ def compile_mode(mode=None, *, ops=None):
                 raise ValueError(f"compile_mode: torch.ops.cuact has no decomposable op {name!r} "
                                  f"(see cuact_torch.decomposed_ops())")
             _state["overrides"][name] = mode
+    _sync()
     import torch._dynamo
     torch._dynamo.reset()
     return previous
@@ -255,8 +257,6 @@ _KERNEL_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
 def _guarded(op_name, fn):
     def decomposition(*args, **kwargs):
-        if effective_mode(op_name) == "kernel":
-            return NotImplemented  # traced as the opaque op, with its fake
         first = args[0]
         if first.device.type != "cuda" or first.dtype not in _KERNEL_DTYPES:
             return NotImplemented  # the kernel's refusal, as in eager
@@ -294,8 +294,27 @@ def _register_into(table):
     from . import FAMILIES, FUSED
     for name, fn in _candidates(FAMILIES, FUSED):
         op = getattr(torch.ops.cuact, name).default
-        table[op] = _guarded(name, fn)
         _registered[name] = op
+        _decompositions[name] = _guarded(name, fn)
+    _installed["table"] = table
+    _sync()
+
+
+def _sync():
+    """Puts into inductor's table exactly the ops whose mode is "fuse" now. An op in "kernel" mode
+    must be absent: inductor refuses an op that has both a decomposition and a fallback kernel."""
+    table = _installed.get("table")
+    if table is None:
+        return
+    for name, op in _registered.items():
+        if effective_mode(name) == "fuse":
+            table[op] = _decompositions[name]
+        else:
+            table.pop(op, None)
+    module = sys.modules.get("torch._inductor.decomposition")
+    cached = getattr(module, "fast_random_decomps", None)
+    if cached is not None and hasattr(cached, "cache_clear"):
+        cached.cache_clear()  # a copy of the table, taken at the first compile
 
 
 def install():
@@ -309,9 +328,6 @@ def install():
     inductor_decomposition = sys.modules.get(name) or importlib.import_module(name)
     _installed["done"] = True
     _register_into(inductor_decomposition.decompositions)
-    cached = getattr(inductor_decomposition, "fast_random_decomps", None)
-    if cached is not None and hasattr(cached, "cache_clear"):
-        cached.cache_clear()  # a copy of the table, taken at the first compile
 
 
 class _AfterImport:

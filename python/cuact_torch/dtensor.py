@@ -40,7 +40,8 @@ def _kwarg_tensors_count():
 
 
 def _elementwise(n_outputs):
-    """All tensors (inputs and outputs) placed alike: Replicate or Shard(d)."""
+    """All tensors (inputs and outputs) placed alike: Replicate or Shard(d). An in-place op has
+    n_outputs 0: DTensor counts its result as the mutated input, not as an output of the rule."""
     from torch.distributed.tensor import Replicate, Shard
 
     def rule(*args, **kwargs):
@@ -129,7 +130,7 @@ def register():
 
     rules = []
     for n in _fakes.discover("cuact"):
-        rules += [(n, _elementwise(1)), (n + "_", _elementwise(1)), (n + "_backward", _elementwise(1)),
+        rules += [(n, _elementwise(1)), (n + "_", _elementwise(0)), (n + "_backward", _elementwise(1)),
                   (n + "_backward_from_output", _elementwise(1))]
     for n in _fakes.discover_fused("cuact"):
         g, p = "gated_" + n, "gated_" + n + "_packed"

@@ -225,7 +225,12 @@ def _patch_class(cls, report):
             continue
         new_cls = type(new)
         new_kwargs = {"approximate": new.approximate} if isinstance(new, torch.nn.GELU) else {}
-        activations.ACT2CLS[key] = (new_cls, new_kwargs) if new_kwargs else new_cls
+        value = (new_cls, new_kwargs) if new_kwargs else new_cls
+        activations.ACT2CLS[key] = value
+        # ACT2FN is a copy of ACT2CLS taken at import, and the model files hold it by reference
+        table = getattr(activations, "ACT2FN", None)
+        if isinstance(table, dict) and key in table:
+            dict.__setitem__(table, key, value)
         report.replaced.append((f"transformers ACT2CLS[{key!r}]", f"{act_cls.__name__} -> cuact_torch.nn.{new_cls.__name__}"))
     return report
 

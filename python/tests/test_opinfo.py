@@ -51,6 +51,25 @@ def _expected(op, sample, dtype):
     return expected
 
 
+def _check(op, dtype, sample, actual, expected):
+    """Within torch's default tolerances, or (16-bit dtypes, where cuact rounds its float result
+    once and torch may round differently) no farther from the float64 value than torch's result
+    is, give or take half a unit in the last place: the documented accuracy contract."""
+    try:
+        torch.testing.assert_close(actual, expected, equal_nan=True)
+        return
+    except AssertionError as error:
+        if dtype not in (torch.float16, torch.bfloat16):
+            raise AssertionError(f"{op.name} {dtype} {sample}: {error}") from None
+    kwargs = {k: v for k, v in sample.kwargs.items() if k != "inplace"}
+    exact = op(sample.input.double(), *sample.args, **kwargs)
+    half_ulp = torch.finfo(dtype).eps / 2 * exact.abs()
+    ours = (actual.double() - exact).abs()
+    theirs = (expected.double() - exact).abs()
+    ok = (ours <= theirs + half_ulp) | (actual.isnan() & expected.isnan()) | (actual.double() == exact)
+    assert bool(ok.all()), f"{op.name} {dtype} {sample}: farther from float64 than torch"
+
+
 @pytest.mark.parametrize("op", OPS, ids=[op.name for op in OPS])
 def test_opinfo_samples(op):
     fn = getattr(CF, NAMES[op.name][0])
@@ -64,8 +83,7 @@ def test_opinfo_samples(op):
             expected = _expected(op, sample, dtype)
             x = sample.input.clone() if inplace else sample.input
             actual = fn(x, *sample.args, **kwargs, **({"inplace": True} if inplace else {}))
-            torch.testing.assert_close(actual, expected, equal_nan=True,
-                                       msg=lambda m: f"{op.name} {dtype} {sample}: {m}")
+            _check(op, dtype, sample, actual, expected)
             checked += 1
     assert checked > 0, op.name
 

@@ -30,8 +30,8 @@ cudaError_t call(const float* x, const float* y, float* out, std::size_t n) {
   cudaError_t e = cuact::forward(host_device_relu{}, x, out, n);
   e = e != cudaSuccess ? e : cuact::forward(device_square{}, x, out, n);
   e = e != cudaSuccess ? e : cuact::backward(device_square{}, x, y, out, n);
-  e = e != cudaSuccess ? e
-                       : cuact::transform(device_product{}, cuact::outputs(out), n,
-                                          cuact::inputs(x, y));
+  e = e != cudaSuccess
+          ? e
+          : cuact::transform(device_product{}, cuact::outputs(out), n, cuact::inputs(x, y));
   return e;
 }

@@ -16,8 +16,9 @@ cudaError_t call(float* x, float* y, const float* dy, __nv_bfloat16* out, __nv_f
   e = e != cudaSuccess ? e : cuact::backward(cuact::selu{}, x, y, y, n, s);
   e = e != cudaSuccess ? e : cuact::backward_from_output(cuact::relu{}, y, dy, x, n, s);
   e = e != cudaSuccess ? e : cuact::forward_cast(cuact::relu{}, x, out, n, s);
-  e = e != cudaSuccess ? e : cuact::forward_quantize(cuact::relu{}, x, q, n, 1.0f, amax,
-                                                     cuact::amax_update::reset, s);
+  e = e != cudaSuccess ? e
+                       : cuact::forward_quantize(cuact::relu{}, x, q, n, 1.0f, amax,
+                                                 cuact::amax_update::reset, s);
   e = e != cudaSuccess ? e
                        : cuact::transform(cuact::gradient_op<cuact::selu, __nv_bfloat16>{{}, {}},
                                           cuact::outputs(out), n, cuact::inputs(x, dy), s);

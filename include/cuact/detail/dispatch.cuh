@@ -356,7 +356,9 @@ auto planned_kernel(const Params& params, const launch_plan& plan) {
   if constexpr (bulk_tiles_considered_v<Params>) {
     using kernel_t = void (*)(Params);
     if (plan.bulk_tiles) {
-      return reinterpret_cast<kernel_t>(bulk_tile_kernel_for(bulk_params_of(params)));
+      // through void (*)(), the form -Wcast-function-type accepts for a deliberate cast
+      return reinterpret_cast<kernel_t>(
+          reinterpret_cast<void (*)()>(bulk_tile_kernel_for(bulk_params_of(params))));
     }
   }
   return elementwise_kernel<Params>;

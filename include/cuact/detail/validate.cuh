@@ -28,7 +28,8 @@ inline void clear_error_detail() { error_detail_text()[0] = '\0'; }
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-inline cudaError_t reject(cudaError_t status, const char* format, ...) {
+inline cudaError_t
+reject(cudaError_t status, const char* format, ...) {
   std::va_list arguments;
   va_start(arguments, format);
   std::vsnprintf(error_detail_text(), 256, format, arguments);
