@@ -400,7 +400,10 @@ def test_compile_matches_eager(name):
     for fn in (mlp, separate, cast):
         eager = fn(x)
         compiled = torch.compile(fn, fullgraph=True)(x)
-        torch.testing.assert_close(compiled, eager)
+        # decomposed, the cast is inductor's formula, which may keep float32 where a bf16 result
+        # is converted straight back (docs/pytorch.md): within one bf16 rounding of eager
+        tol = {"rtol": 8e-3, "atol": 1e-3} if fn is cast else {}
+        torch.testing.assert_close(compiled, eager, **tol)
         dy = torch.randn_like(eager)
         want = torch.autograd.grad(eager, (x, w_in, bias) if fn is mlp else (x, w_in), dy)
         got = torch.autograd.grad(compiled, (x, w_in, bias) if fn is mlp else (x, w_in), dy)
