@@ -8,7 +8,7 @@
 ///   launches), not for speed.
 /// - **Bytes in flight.** A memory-bound kernel reaches the copy ceiling when each SM keeps about
 ///   bandwidth / SMs x latency bytes of loads in flight (Little's law; CUB's sm_90 tuning encodes
-///   the same as 32 KiB for H100 and 48 KiB for H200). The bandwidth comes from the device's
+///   the same per device). The bandwidth comes from the device's
 ///   memory clock and bus width, the SM count from the device, and the resident threads per SM
 ///   from the occupancy API for this very kernel instantiation, so a functor that needs many
 ///   registers (fewer resident threads) gets more vectors per thread. Each thread issues all its
@@ -23,32 +23,30 @@
 ///   above: more threads hide it better than more vectors) and where neither its data nor the
 ///   device's budget takes one (a declared-heavy op on 16-bit data runs one vector on every
 ///   device unless it declares `has_long_16bit_math`, one on float data where the budget is
-///   roomy, an H100, or where it declares `has_short_float_math`: dispatch.cuh,
+///   roomy, or where it declares `has_short_float_math`: dispatch.cuh,
 ///   heavy_runs_one_vector); where the device's instruction
 ///   budget per element (SMs x clock x 128 lanes over elements per second at full bandwidth) is
 ///   under instruction_bound_budget_per_array for each array an element is read from or written
-///   to, it is instruction-bound, and each thread makes two passes (16-bit forwards on an
-///   H200-class GPU; not on an H100). The cost is the activation's `is_heavy` hint when it
+///   to, it is instruction-bound, and each thread makes two passes (16-bit forwards on devices
+///   whose budget is tight). The cost is the activation's `is_heavy` hint when it
 ///   declares one; a forward declared `is_compute_bound` (gelu's) counts as instruction-bound
-///   below compute_bound_budget_per_array, which takes in fp32 on an H200-class GPU but not on an
-///   H100. An operation without the hint is taken as heavy and makes two passes (a wrong guess
-///   costs a cheap op about 1%, a right one wins 5-20%: see model_launch_shape), except where
-///   heavy math on its data has room (16-bit or float data on an H100): there it takes a
-///   declared-heavy op's launch, one vector in one pass (estimate_takes_heavy_launch: +1% on fp32
-///   forwards, +1.8% on fp32 backwards).
+///   below compute_bound_budget_per_array, which takes in fp32 only where the float budget is
+///   tight. An operation without the hint is taken as heavy and makes two passes (a wrong guess
+///   costs a cheap op little, a right one gains much more: see model_launch_shape), except where
+///   heavy math on its data has room (16-bit or float data where the budget is roomy): there it
+///   takes a declared-heavy op's launch, one vector in one pass (estimate_takes_heavy_launch).
 /// - **Block size.** 128 threads (PyTorch's); for a one-pass, one-vector operation over three
 ///   arrays whose kernel fills every thread slot of an SM either way and is not capped as below,
-///   a light one on 16-bit or float data runs 384-thread blocks capped to hold 1.5 x the bytes in
-///   flight above (moderated_resident_blocks: the H200's light backwards, +0.6%), any other 1024
+///   a light one on 16-bit or float data runs 384-thread blocks capped to hold somewhat more than
+///   the bytes in flight above (moderated_resident_blocks), any other 1024
 ///   (wide_threads_per_block).
 /// - **Too many loads in flight.** One of those (a heavy one where its budget is roomy) whose
-///   loads in flight at full residency oversubscribe the device's memory (2.5 x the bytes in
-///   flight above: the H100's backwards, not the H200's) runs 128-thread blocks capped to fewer
+///   loads in flight at full residency oversubscribe the device's memory (well above the bytes
+///   in flight above: oversubscribed_loads_in_flight) runs 128-thread blocks capped to fewer
 ///   resident blocks per SM by dynamic shared memory it does not use, fewer for a light one than
-///   for a heavy one, whose math needs the threads (throttled_resident_blocks: H100 backwards
-///   +0.9%, heavy ones +0.2% to +0.9%).
+///   for a heavy one, whose math needs the threads (throttled_resident_blocks).
 /// - **Bulk tiles.** A one-input forward, light or heavy declaring `gains_from_bulk_tiles`, on
-///   16-bit, float or double data where the budget is roomy (an H100) runs as bulk tiles instead
+///   16-bit, float or double data where the budget is roomy runs as bulk tiles instead
 ///   (kernels/bulk_tile.cuh: each block copies its one tile into shared memory by cp.async.bulk,
 ///   as CUB's sm_90 path does): takes_bulk_tiles.
 /// - **Little work.** Below four waves of resident threads (is_little_work), one vector per thread
@@ -58,7 +56,7 @@
 ///   table of the functor's own results instead of computed: about twenty issued instructions per
 ///   element whatever the functor, so neither the cost estimate nor the passes above apply. Each
 ///   block copies the 16 KiB table into shared memory before its first lookup; where the device's
-///   budget is tight for a bf16 forward (as above: an H200-class GPU, not an H100) blocks are
+///   budget is tight for a bf16 forward (as above) blocks are
 ///   smaller and make more passes, so that copy is paid for more data (see
 ///   tabulated_launch_shape). Built-in activations, which declare a hint, keep their direct path:
 ///   at the copy ceiling already, and ahead of the table below 2^28 elements.
@@ -99,13 +97,12 @@ struct device_facts {
 inline constexpr int max_cached_devices = 64;
 
 /// Time a load is in flight, memory latency plus queueing at full bandwidth: the factor between
-/// bandwidth per SM and the bytes in flight per SM that reach it. Fitted to bench --shapes on the
-/// H100 and H200: it predicts where one 16-byte vector per thread is enough to reach the copy
+/// bandwidth per SM and the bytes in flight per SM that reach it. Fitted so that it predicts where one 16-byte vector per thread is enough to reach the copy
 /// ceiling (a full SM of threads) and where a second is needed (fewer resident threads).
 inline constexpr double load_latency_seconds = 0.8e-6;
 
 /// The bytes in flight per SM that reach `device`'s bandwidth: bandwidth per SM x
-/// load_latency_seconds (20 KiB on an H100, 29 KiB on an H200, modelled).
+/// load_latency_seconds.
 inline double target_bytes_in_flight_per_sm(const device_facts& device) {
   return device.bytes_per_second / device.sm_count * load_latency_seconds;
 }
@@ -115,17 +112,14 @@ inline double target_bytes_in_flight_per_sm(const device_facts& device) {
 /// passes, which halves the per-thread fixed cost (index and parameter setup) per element. Per
 /// array because an element's own work grows with its arrays (a load or a store and a conversion
 /// each; a backward's two inputs come with a derivative and a product) while the budget grows with
-/// its bytes. 16 per array (32 for a unary op, 48 for a backward) separates the measured cases:
-/// 16-bit heavy forwards on an H200 (about 28 per element) gain from two passes, those on an H100
-/// (about 40) and fp32 forwards on an H200 (about 56) lose a little, and 16-bit backwards on an
-/// H200 (about 42 over three arrays) are as fast either way.
+/// its bytes. 16 per array (32 for a unary op, 48 for a backward) is where two passes stop
+/// paying: below it the per-thread fixed cost limits issue, above it the extra pass costs more.
 inline constexpr double instruction_bound_budget_per_array = 16;
 
 /// As instruction_bound_budget_per_array, for a forward declared compute-bound (activation.cuh:
 /// `is_compute_bound`) on float data (4 bytes or more per array: the hint describes the float
-/// forward; 16-bit data take the heavy rule above). 32 per array (64 for a unary op) takes in the
-/// H200's fp32 budget (about 56 modelled, 62 at its measured copy ceiling) and leaves out the
-/// H100's (80). There each thread makes the activation's `compute_bound_passes` grid-stride passes
+/// forward; 16-bit data take the heavy rule above). 32 per array (64 for a unary op) takes in a
+/// tight fp32 budget and leaves out a roomy one. There each thread makes the activation's `compute_bound_passes` grid-stride passes
 /// (default_compute_bound_passes unless it declares more). Why: on a device whose float budget
 /// is that tight, a long float forward in one pass leaves the copy ceiling for want of issue
 /// slots, and splitting its work over passes restores it; where the budget is roomy one pass is
@@ -173,16 +167,16 @@ inline constexpr bool
     gains_from_bulk_tiles_of<A, cuda::std::void_t<decltype(A::gains_from_bulk_tiles)>> =
         A::gains_from_bulk_tiles;
 
-/// Threads per block: PyTorch's choice for elementwise kernels. On H200 128-thread blocks reached
-/// the copy ceiling where 1024-thread blocks lost 4-5% (block turnover at the end of the grid).
+/// Threads per block: PyTorch's choice for elementwise kernels. Small blocks reach the copy
+/// ceiling where large ones lose to block turnover at the end of the grid.
 inline constexpr unsigned threads_per_block = 128;
 
 /// Threads per block of a one-pass, one-vector operation over three arrays (a backward's two
 /// inputs and its output; more arrays were not measured) whose kernel keeps every thread slot of
 /// an SM filled at threads_per_block, for a heavy one only where the budget leaves its math room
 /// (budget_is_roomy_for_float_math), and where its resident blocks are not capped
-/// (throttled_resident_blocks, which the H100's backwards take instead, nor
-/// moderated_resident_blocks, which the H200's light ones take): there 1024-thread blocks, the
+/// (throttled_resident_blocks, where loads oversubscribe the memory, nor
+/// moderated_resident_blocks, for light ops where they do not): there 1024-thread blocks, the
 /// same resident threads in an eighth of the blocks, which cuts block turnover. A heavy op whose
 /// budget is tight needs the latency hiding of more, smaller blocks, and two-array forwards lose
 /// with wide blocks, hence the conditions.
@@ -190,30 +184,27 @@ inline constexpr unsigned wide_threads_per_block = 1024;
 
 /// Loads in flight per SM, as a multiple of target_bytes_in_flight_per_sm, above which a light
 /// one-pass, one-vector operation over three arrays gets its resident blocks capped
-/// (throttled_resident_blocks): 2.5, between the H100's backwards (64 KiB of loads at 16 resident
-/// blocks of 128 threads x two 16-byte vectors: 3.2 x its modelled 20 KiB) and the H200's (the
-/// same 64 KiB: 2.2 x its 29 KiB).
+/// (throttled_resident_blocks): 2.5, which separates backwards whose loads at full residency
+/// oversubscribe the memory system from those whose loads it serves.
 inline constexpr double oversubscribed_loads_in_flight = 2.5;
 
 /// The multiple of target_bytes_in_flight_per_sm a capped operation keeps in flight per SM (see
-/// oversubscribed_loads_in_flight): 2, 40 KiB on an H100 (10 blocks of 128 threads). Why: with
+/// oversubscribed_loads_in_flight): 2. Why: with
 /// more loads in flight than the memory system serves, requests queue and the L1 that holds them
-/// thrashes; capping residency (by dynamic shared memory the kernel does not use) brought the
-/// H100's light backwards above CUB. Fewer blocks than this starve the loads. Forwards (two
-/// arrays) stay below the bound and are not capped; the H200's target is higher and its
-/// backwards are not oversubscribed.
+/// thrashes; capping residency (by dynamic shared memory the kernel does not use) avoids that.
+/// Fewer blocks than this starve the loads. Forwards (two arrays) stay below the bound and are
+/// not capped, nor are backwards on devices whose target is high enough.
 inline constexpr double throttled_loads_in_flight = 2;
 
 /// As throttled_loads_in_flight, for a heavy operation (where the budget leaves its math room,
-/// budget_is_roomy_for_float_math; elsewhere it is neither capped nor wide): 2.75, 14 blocks of 128
-/// threads on an H100 (56 KiB of loads). Its math needs more threads than a light op's to hide
+/// budget_is_roomy_for_float_math; elsewhere it is neither capped nor wide): 2.75. Its math needs more threads than a light op's to hide
 /// its latency, so the cap is looser: tighter caps starve the longest backwards (silu, gelu,
 /// mish, softplus), no cap oversubscribes the loads as for light ones.
 inline constexpr double throttled_heavy_loads_in_flight = 2.75;
 
 /// Threads per block of a light one-pass, one-vector operation over three arrays of 16-bit, float
 /// or double data whose kernel fills the SM and whose loads in flight do not oversubscribe the
-/// device's memory (throttled_resident_blocks leaves it uncapped: the H200's light backwards);
+/// device's memory (throttled_resident_blocks leaves it uncapped);
 /// with moderated_loads_in_flight, the cap it runs under (moderated_resident_blocks). Such an op
 /// would otherwise take 1024-thread blocks (wide_threads_per_block). Why: where the loads do not
 /// oversubscribe the memory system, moderately sized blocks under a residency cap keep enough
@@ -222,8 +213,8 @@ inline constexpr double throttled_heavy_loads_in_flight = 2.75;
 /// serves those better), nor for heavy ops (not one-pass three-array launches where this
 /// applies); double data follows float's rule; casts (float in, 16-bit out) were not measured.
 inline constexpr unsigned moderated_threads_per_block = 384;
-/// See moderated_threads_per_block: 1.5 x target_bytes_in_flight_per_sm, rounded up to whole
-/// blocks (four of 384 threads x two 16-byte vectors on an H200: 48 KiB).
+/// See moderated_threads_per_block: the multiple of target_bytes_in_flight_per_sm kept in flight,
+/// rounded up to whole blocks.
 inline constexpr double moderated_loads_in_flight = 1.5;
 
 /// The default limit of dynamic shared memory per block (a launch above it needs an opt-in
@@ -236,7 +227,7 @@ inline constexpr cuda::std::size_t default_dynamic_shared_limit = 48 * 1024;
 inline constexpr unsigned tabulated_threads_per_block = 512;
 
 /// Threads per block and passes of a tabulated forward where the device's budget for a bf16
-/// forward is tight (instruction_bound_budget_per_array: an H200-class GPU). There the lookups and
+/// forward is tight (instruction_bound_budget_per_array). There the lookups and
 /// the table's copy leave no issue slots idle for the copy of one block to hide behind the others'
 /// loads, so smaller blocks that each make several passes amortise the copy instead. The same
 /// shape costs a little on a device whose budget is not tight, hence the two shapes.
@@ -497,7 +488,7 @@ inline bool budget_is_tight(const device_facts& device, cuda::std::size_t bytes_
 /// array holds float elements (the data the two bounds describe; not double, not a float-in,
 /// 16-bit-out cast) and the budget is not tight by the bound the model takes for it
 /// (instruction_bound_budget_per_array for 16-bit data, compute_bound_budget_per_array for float
-/// data, whose 4-ulp forms cost about twice the 16-bit ones): on an H100, not an H200. Where it
+/// data, whose 4-ulp forms cost about twice the 16-bit ones). Where it
 /// holds, heavy ops take the launches of cheap ones (dispatch.cuh: heavy_runs_one_vector; wide
 /// blocks, wide_threads_per_block).
 inline bool budget_is_roomy_for_float_math(const device_facts& device,
@@ -515,9 +506,9 @@ inline bool budget_is_roomy_for_float_math(const device_facts& device,
 /// takes a declared-heavy operation's launch on `device` instead of its own two passes: one vector
 /// per thread (dispatch.cuh: heavy_runs_one_vector) in one pass, a backward's residency capped as
 /// a heavy one's (throttled_resident_blocks). That is where heavy math on its data leaves room
-/// (budget_is_roomy_for_float_math: 16-bit or float data on an H100): there plainly written
-/// functors (softplus, elu, sigmoid, silu, tanh-GELU) reached the ceiling and CUB in that launch
-/// and not in two passes. Where the budget is tight (an H200) such functors keep the two passes,
+/// (budget_is_roomy_for_float_math: 16-bit or float data): there plainly written functors
+/// (softplus, elu, sigmoid, silu, tanh-GELU) reach the ceiling in that launch and not in two
+/// passes. Where the budget is tight such functors keep the two passes,
 /// which their fp32 forms need there (model_launch_shape).
 inline bool estimate_takes_heavy_launch(const device_facts& device,
                                         cuda::std::size_t bytes_per_element,
@@ -545,7 +536,7 @@ inline unsigned throttled_resident_blocks(const device_facts& device, const kern
 /// Resident blocks per SM (of moderated_threads_per_block threads) to which a light one-pass,
 /// one-vector operation over three arrays that throttled_resident_blocks leaves uncapped is
 /// capped on `device`: moderated_loads_in_flight x target_bytes_in_flight_per_sm of loads,
-/// rounded up to whole blocks (4 on an H200); 0 for no cap, where that is not fewer blocks than
+/// rounded up to whole blocks; 0 for no cap, where that is not fewer blocks than
 /// fit the SM's threads.
 inline unsigned moderated_resident_blocks(const device_facts& device,
                                           cuda::std::size_t vector_load_bytes) {
@@ -594,13 +585,12 @@ inline launch_shape model_launch_shape(const device_facts& device, const kernel_
                                        unsigned compute_bound_passes = default_compute_bound_passes,
                                        unsigned min_vectors_per_thread = 1) {
   // An operation that does not declare its cost is taken as heavy, with two passes even where
-  // the budget is not tight: nothing observable tells a plain user functor with log1p(exp(x))
-  // (29 registers on sm_90, 58 instructions per element) from a copy-like one (28 registers), and
-  // on H200 fp32 (budget about 56 modelled, 62 at the measured copy ceiling) such functors run at
-  // 0.87 x memcpy in one vector and one pass, 0.99 in two and two (bench --shapes: user_softplus,
-  // user_elu). Declared heavy ops make two passes only where the budget is tight: fp32 selu lost
-  // 1.4% with two on H200. Where heavy math has room (an H100), an op without a hint takes a
-  // declared-heavy op's launch instead (estimate_takes_heavy_launch).
+  // the budget is not tight: nothing observable (registers included) tells a plain user functor
+  // with log1p(exp(x)) from a copy-like one, and where the fp32 budget is tight such functors
+  // fall short of the copy ceiling in one vector and one pass but not in two and two. Declared
+  // heavy ops make two passes only where the budget is tight, since elsewhere the second pass
+  // costs them. Where heavy math has room, an op without a hint takes a declared-heavy op's
+  // launch instead (estimate_takes_heavy_launch).
   const bool compute_bound =
       hint == cost_hint::compute_bound && is_float_data(bytes_per_element, arrays_per_element);
   const double bound_per_array =
@@ -709,15 +699,15 @@ inline constexpr unsigned bulk_tile_threads_per_block = 256;
 /// operation declared light (`hint`), or heavy and declaring that it gains from bulk tiles
 /// (`gains`: gains_from_bulk_tiles; not a compute-bound one, nor a plain functor's estimate), on
 /// 16-bit, float or double data where the budget leaves float math room
-/// (budget_is_roomy_for_float_math: an H100, not an H200), the model's shape one vector per thread
+/// (budget_is_roomy_for_float_math), the model's shape one vector per thread
 /// in one pass, over more than little work (is_little_work, in waves of full SMs: the bulk-tile
 /// kernel's residency depends on its staging bytes) and fewer tiles than a grid holds (the kernel
 /// takes one tile per block).
-/// Why: on a device whose budget is roomy (an H100), the bulk copy engine moves a light forward's
+/// Why: on a device whose budget is roomy, the bulk copy engine moves a light forward's
 /// data faster than per-thread loads, and so for the heavy forwards that declare the gain; it
 /// lost for compute-bound forwards, softplus-like ones and plain functors, which nothing
 /// observable (registers included) separates from the gainers, hence the declaration. On a
-/// tight budget (an H200) every forward lost. Double math always has room (its budget counts
+/// tight budget every forward lost. Double math always has room (its budget counts
 /// twice the bytes), so for double data the device is judged by float data's test.
 inline bool takes_bulk_tiles(const device_facts& device, const kernel_facts& bulk_kernel,
                              cost_hint hint, bool gains, const launch_shape& shape,
