@@ -58,7 +58,7 @@ struct relu {
 struct selu {
   /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;  // exp: tens of instructions per element in float
-  /// Measured faster as bulk tiles on an H100 (activation.cuh: gains_from_bulk_tiles).
+  /// Faster as bulk tiles where the budget is roomy (activation.cuh: gains_from_bulk_tiles).
   static constexpr bool gains_from_bulk_tiles = true;
   /// The backward from the output is light: a compare, an add and a select.
   static constexpr bool is_heavy_from_output = false;
@@ -264,9 +264,8 @@ struct softshrink {
     if (l >= C(0)) {
       // The same bits as the formula below, in fewer dependent steps: one compare of |x| (false
       // for NaN, whose x - l is NaN), x - l with x's sign, one select. The formula's three
-      // compares and selects held its 16-bit forwards 1% below hardshrink's on the H200
-      // (bf16 0.991 -> 1.001 x memcpy, fp16 0.995 -> 1.002, fp32 unchanged;
-      // bench/results/h200/softshrink_select_s34.txt)
+      // compares and selects keep 16-bit forwards below the copy ceiling where the budget is
+      // tight.
       if constexpr (cuda::std::is_same_v<C, float>) {
         return fabsf(x) <= l ? 0.0f : x - copysignf(l, x);
       } else {
@@ -343,15 +342,15 @@ struct threshold {
 /// autograd of its formula (inf / inf in the quotient rule). 16-bit results: `rcp.approx`.
 struct softsign {
   // Declared, not estimated: an activation without a hint is taken for a user's plain functor, and
-  // its bf16 forward is tabulated from 2^27 elements (detail/launch.cuh), which on the H200 ran
-  // softsign at 0.952 x memcpy against 0.992 computed (bench/results/h200/validation_0e958e4.txt).
+  // its bf16 forward is tabulated from 2^27 elements (detail/launch.cuh), which is slower for
+  // softsign than computing it.
   // Heavy: a division (a reciprocal in 16-bit), two vectors in flight per thread.
   /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;
-  /// Measured faster as bulk tiles on an H100 (activation.cuh: gains_from_bulk_tiles).
+  /// Faster as bulk tiles where the budget is roomy (activation.cuh: gains_from_bulk_tiles).
   static constexpr bool gains_from_bulk_tiles = true;
-  /// One vector per thread on float data on an H200 too (activation.cuh: has_short_float_math;
-  /// fp32 there 0.999 x memcpy against 0.990 in two).
+  /// One vector per thread on float data where the budget is tight too (activation.cuh:
+  /// has_short_float_math): its float math is short enough that more threads beat more vectors.
   static constexpr bool has_short_float_math = true;
   /// softsign(x).
   template <class C, class R = rounded_to<C>>
@@ -381,7 +380,7 @@ struct softsign {
 struct elu {
   /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;  // expm1
-  /// Measured faster as bulk tiles on an H100 (activation.cuh: gains_from_bulk_tiles).
+  /// Faster as bulk tiles where the budget is roomy (activation.cuh: gains_from_bulk_tiles).
   static constexpr bool gains_from_bulk_tiles = true;
   /// The backward from the output is light: a compare, an add and a select.
   static constexpr bool is_heavy_from_output = false;
@@ -465,10 +464,10 @@ struct celu {
 struct sigmoid {
   /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;  // exp and a division
-  /// Measured faster as bulk tiles on an H100 (activation.cuh: gains_from_bulk_tiles).
+  /// Faster as bulk tiles where the budget is roomy (activation.cuh: gains_from_bulk_tiles).
   static constexpr bool gains_from_bulk_tiles = true;
-  /// One vector per thread on float data on an H200 too (activation.cuh: has_short_float_math;
-  /// fp32 there 0.999 x memcpy against 0.988 in two).
+  /// One vector per thread on float data where the budget is tight too (activation.cuh:
+  /// has_short_float_math): its float math is short enough that more threads beat more vectors.
   static constexpr bool has_short_float_math = true;
   /// The backward from the output is light: y (1 - y).
   static constexpr bool is_heavy_from_output = false;
@@ -514,10 +513,10 @@ struct sigmoid {
 struct silu {
   /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;
-  /// Measured faster as bulk tiles on an H100 (activation.cuh: gains_from_bulk_tiles).
+  /// Faster as bulk tiles where the budget is roomy (activation.cuh: gains_from_bulk_tiles).
   static constexpr bool gains_from_bulk_tiles = true;
-  /// One vector per thread on float data on an H200 too (activation.cuh: has_short_float_math;
-  /// fp32 there 0.999 x memcpy against 0.988 in two).
+  /// One vector per thread on float data where the budget is tight too (activation.cuh:
+  /// has_short_float_math): its float math is short enough that more threads beat more vectors.
   static constexpr bool has_short_float_math = true;
   /// silu(x).
   template <class C, class R = rounded_to<C>>
@@ -531,8 +530,8 @@ struct silu {
       const C v = x < C(0) ? x : -x;
       const C q = detail::reciprocal_one_plus(detail::exp_nonpositive(v, r), r);
       // below 0, x e / (1 + e) with e multiplied in last: x e^x is subnormal only where e is.
-      // Two exponentials, not exp_nonpositive_kept's one: with one, the H200's bf16 forward ran
-      // at 0.992 x memcpy against 1.006 (32 registers against 40; h200/silu_one_exp.txt)
+      // Two exponentials, not exp_nonpositive_kept's one: the one-exponential form's longer
+      // dependent chain slows the 16-bit forward where the budget is tight.
       return x < C(0) ? detail::mul_exp_nonpositive(x * q, v, r) : x * q;
     }
   }
@@ -587,9 +586,8 @@ struct logsigmoid {
     } else {
       const C v = x < C(0) ? x : -x;
       const C q = detail::reciprocal_one_plus(detail::exp_nonpositive(v, r), r);
-      // sigmoid(-x) by two exponentials, not exp_nonpositive_kept's one: with one, the H200's
-      // bias + logsigmoid bf16 backward ran at 0.959 x memcpy against 0.984
-      // (h200/silu_one_exp.txt)
+      // sigmoid(-x) by two exponentials, not exp_nonpositive_kept's one: the one-exponential
+      // form slows the 16-bit bias + logsigmoid backward where the budget is tight.
       return x < C(0) ? q : detail::mul_exp_nonpositive(q, v, r);
     }
   }
@@ -606,8 +604,8 @@ struct logsigmoid {
 struct softplus {
   /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;  // exp and log
-  /// Two vectors per thread for 16-bit data where the budget is tight (activation.cuh): H200 bf16
-  /// 0.993 x memcpy in two, 0.959 in one.
+  /// Two vectors per thread for 16-bit data where the budget is tight (activation.cuh): one
+  /// vector leaves too few loads in flight behind its long math.
   static constexpr bool has_long_16bit_math = true;
   /// PyTorch's beta (default 1.0).
   double beta = 1.0;
@@ -637,9 +635,9 @@ struct softplus {
     if constexpr (detail::accurate_float_v<R, C>) {
       // exp(-|x| |beta|) with |beta| log2(e) as a float pair in the reduction: x beta is never
       // rounded before the exp, so it needs no low part (splitting it and folding the low part
-      // back cost 8 of 33 instructions per element); log1p by the polynomial (log1pf: ~33),
-      // scaled back by the float 2^-64 / beta (one division per thread; the IEEE division per
-      // element cost fp32 softplus about 10 instructions of an instruction-bound 56 on H200):
+      // back would cost instructions); log1p by the polynomial (cheaper than log1pf),
+      // scaled back by the float 2^-64 / beta (one division per thread; an IEEE division per
+      // element is too costly where the fp32 forward is instruction-bound):
       // one rounding more than l / beta (none for a power-of-two beta; |beta| up to 2^62, where
       // the factor is normal), and a subnormal result rounds once. v: PyTorch's float product,
       // for the switch and the sign.
@@ -696,7 +694,7 @@ struct softplus {
 struct mish {
   /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;
-  /// Measured faster as bulk tiles on an H100 (activation.cuh: gains_from_bulk_tiles).
+  /// Faster as bulk tiles where the budget is roomy (activation.cuh: gains_from_bulk_tiles).
   static constexpr bool gains_from_bulk_tiles = true;
   /// tanh(softplus(x)) as a / (a + b) (see mish).
   template <class C>
@@ -738,7 +736,7 @@ struct mish {
       // t = a / (a + b) above 0, e (e + 2) / (a + b) below with e multiplied in last. The
       // quotient n / d (n = a or e + 2) from `rcp.approx` with its residual taken back (about
       // 0.5 ulp) and d = a + b in one fma: 4 roundings of weight one besides the exp, where the
-      // plain quotient and sum had 6 (5 ulp at x = -5.0988 on an H100, with ex2.approx's error)
+      // plain quotient and sum had 6 (5 ulp at x = -5.0988 on the device, with ex2.approx's error)
       const detail::scaled_exp e = detail::exp_minus_scaled(fabsf(x));
       const bool positive = x > 0.0f;
       const float w = e.e + 2.0f;
@@ -802,10 +800,10 @@ struct mish {
 struct tanh {
   /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;
-  /// Measured faster as bulk tiles on an H100 (activation.cuh: gains_from_bulk_tiles).
+  /// Faster as bulk tiles where the budget is roomy (activation.cuh: gains_from_bulk_tiles).
   static constexpr bool gains_from_bulk_tiles = true;
-  /// One vector per thread on float data on an H200 too (activation.cuh: has_short_float_math;
-  /// fp32 there 0.999 x memcpy against 0.990 in two).
+  /// One vector per thread on float data where the budget is tight too (activation.cuh:
+  /// has_short_float_math): its float math is short enough that more threads beat more vectors.
   static constexpr bool has_short_float_math = true;
   /// The bf16 forward is one `tanh.approx` (detail::tanh_): a light op's launch
   /// (activation.cuh: has_short_bf16_math).
@@ -823,8 +821,8 @@ struct tanh {
     if constexpr (detail::accurate_float_v<R, C>) {
       // as sigmoid's: one reduction of exp(-2|x|), kept scaled by 2^64 for the product (4 e q^2
       // is normal wherever it is above 2^-149). The 16-bit path's one ex2 (exp_nonpositive_kept)
-      // left float a reduction and its 2^j scaling twice: 0.950 x memcpy for the H200's bias +
-      // tanh fp32 backward, against silu's 0.977 (h200/tanh_scaled_exp.txt)
+      // left float a reduction and its 2^j scaling twice, too costly for the fp32 bias + tanh
+      // backward where the budget is tight.
       constexpr detail::exp_rate two{2.0f * detail::unit_exp_rate.hi,
                                      2.0f * detail::unit_exp_rate.lo};  // exact doublings
       const detail::scaled_exp e = detail::exp_minus_scaled(fabsf(x), two);
@@ -858,11 +856,11 @@ struct tanh {
 struct tanhshrink {
   /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;
-  /// One vector per thread on float data on an H200 too (activation.cuh: has_short_float_math;
-  /// fp32 there 0.999 x memcpy against 0.990 in two).
+  /// One vector per thread on float data where the budget is tight too (activation.cuh:
+  /// has_short_float_math): its float math is short enough that more threads beat more vectors.
   static constexpr bool has_short_float_math = true;
-  /// Two vectors per thread for 16-bit data where the budget is tight (activation.cuh): H200 bf16
-  /// 0.991 x memcpy in two, 0.971 in one.
+  /// Two vectors per thread for 16-bit data where the budget is tight (activation.cuh): one
+  /// vector leaves too few loads in flight behind its long math.
   static constexpr bool has_long_16bit_math = true;
   /// tanhshrink(x).
   template <class C, class R = rounded_to<C>>
@@ -935,13 +933,11 @@ struct tanhshrink {
 struct gelu {
   /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;  // erfc
-  /// The fp32 forward issues about 47 instructions per element (Nsight Compute, sm_90, four
-  /// passes; 52-53 before abs_times_erfcx_of): more passes where that is the device's budget
-  /// (activation.cuh).
+  /// The fp32 forward issues tens of instructions per element: more passes where that is the
+  /// device's budget (activation.cuh).
   static constexpr bool is_compute_bound = true;
-  /// Four: H200 fp32, 0.93-0.95 x memcpy in two passes, 0.97-0.98 in four, with the 53-instruction
-  /// form (detail::compute_bound_budget_per_array); the leaner form ran at 0.97-0.98 in four (not
-  /// measured in two).
+  /// Four: where the fp32 budget is tight (detail::compute_bound_budget_per_array), four passes
+  /// reach the copy ceiling and two do not.
   static constexpr unsigned compute_bound_passes = 4;
   /// 1 / sqrt 2 as a double plus its rounding error (sqrt1_2_lo).
   static constexpr double sqrt1_2_hi = 0x1.6a09e667f3bcdp-1;
@@ -1025,10 +1021,8 @@ struct gelu {
   /// (1 - 2R) P = w P + (dw w + re2) P with w P exact in the fma: one rounding, not M = 1 - 2R
   /// and M P rounded on their own (3.61 ulp worst for gelu, 3.43 now; erfcx_bounded 3.45, host
   /// sweep of over 2^27 inputs; host rcp and exp2 are correctly rounded, the device's are not).
-  /// Static SASS of the fp32 forward kernel 528 -> 472 instructions, 40 -> 39 registers; issued
-  /// 52.3 -> 46.5 per element (Nsight Compute); H200 fp32 gelu 0.91-0.94 -> 0.97-0.98 x memcpy,
-  /// bias + gelu 0.84-0.87 -> 0.89-0.91 (round-robin A/B); H100 unchanged at 0.998
-  /// (bench/results/h*/gelu32_ab.txt).
+  /// Fewer issued instructions per element than the earlier form, which matters where the fp32
+  /// forward is instruction-bound.
   CUACT_HOST_DEVICE static float abs_times_erfcx_of(float ax) {
     const float r = detail::rcp_approx_ftz(ax + 2.0f);  // ax + 2 >= 1: no subnormals
     const float r2 = -2.0f * r;
@@ -1058,13 +1052,12 @@ struct gelu {
   /// and a polynomial with 2^-64 in its coefficients (weighted minimax fits of the relative error
   /// over |x| in [0, 16]): `coarse`, degree 3 at c = 2, 2^-11.8, for results of 8 significant bits
   /// (bf16, fp8); `fine`, degree 4 at c = 2.65, 2^-14.8, for fp16. They replaced `derivative`'s
-  /// form in the forwards: bf16 gelu 26.8 -> 19.7 issued instructions per element (H200, where
-  /// that was the whole budget: 0.969 -> 0.993 x memcpy, bias + gelu 0.84 -> 0.92, fp8 quantize
-  /// 0.95 -> 1.02; fp16 gelu 0.96 -> 0.99; round-robin, bench/results/h200/gelu16_ab.txt).
+  /// form in the forwards: fewer issued instructions per element, which keeps 16-bit forwards at
+  /// the copy ceiling where their instruction budget is tight.
   /// `derivative`: q = (|x| - 2 sqrt 2) / (|x| + 2 sqrt 2) into a degree-6 fit (2^-16.5) and a
-  /// second reciprocal for 1 / (2 + 2 sqrt 2 |x|). Derivatives keep it: with `fine` the bf16
-  /// backward ran 0.8% and bias + gelu backward 2.2% slower on the H200 (fewer instructions, one
-  /// longer dependent chain), and its error is the smaller where results are summed (dbias).
+  /// second reciprocal for 1 / (2 + 2 sqrt 2 |x|). Derivatives keep it: `fine` makes backwards
+  /// slower (fewer instructions, but one longer dependent chain), and its error is the smaller
+  /// where results are summed (dbias).
   enum class tail_fit { coarse, fine, derivative };
   /// The lower_tail_16 of x in form Fit (NaN gives NaN in both; +-inf give 0 and 0).
   template <tail_fit Fit>
@@ -1159,14 +1152,11 @@ struct gelu {
 struct gelu_tanh {
   /// Cost hint (activation.cuh): heavy.
   static constexpr bool is_heavy = true;
-  /// The fp32 forward issues about 48 instructions per element (Nsight Compute, sm_90): more passes
-  /// where the device's budget is near that (H200 fp32: 0.96-0.97 x memcpy in one pass, 0.99 in
-  /// two; detail::compute_bound_budget_per_array).
+  /// The fp32 forward issues tens of instructions per element: more passes where the device's
+  /// budget is near that (detail::compute_bound_budget_per_array).
   static constexpr bool is_compute_bound = true;
-  /// Four: H200 fp32, one vector per thread, 0.955-0.983 x memcpy in two passes, 0.988-0.992 in
-  /// four (bench/results/h200/heavy_fp32_shapes_s33.txt: round-robin and in a row, three
-  /// machines); under PyTorch's timer 98.4-98.8% of the copy in two, 98.6% in four
-  /// (h200/torch_ab_s33.txt).
+  /// Four: where the fp32 budget is tight, four passes of one vector per thread come closer to
+  /// the copy ceiling than two.
   static constexpr unsigned compute_bound_passes = 4;
   /// sqrt(2/pi) as a double plus its rounding error (beta_lo).
   static constexpr double beta_hi = 0x1.9884533d43651p-1;  // sqrt(2/pi)
