@@ -2,33 +2,31 @@
 /// Tabulated bf16 forwards: the activation evaluated once for every bf16 input in a window of
 /// magnitudes, the results looked up from shared memory by the elementwise per-thread body.
 ///
-/// Why: a bf16 forward moves 4 bytes per element, so the copy ceiling leaves about 31 issued
-/// instructions per element on an H200 and 44 on an H100 (launch.cuh: instruction_budget), and
-/// an activation with accurate transcendental math spends 40-60 (a user's `log1p(exp(x))`: 45 on
-/// sm_90). A lookup costs about ten, whatever the activation. The table holds what the activation
+/// Why: a bf16 forward moves 4 bytes per element, so the copy ceiling leaves only a few tens of
+/// issued instructions per element (launch.cuh: instruction_budget), and an activation with
+/// accurate transcendental math (a user's `log1p(exp(x))`) can spend more. A lookup costs about
+/// ten, whatever the activation. The table holds what the activation
 /// itself returns for each input, rounded to bf16 as the direct path rounds it, so a tabulated
 /// forward writes the very bits a direct one does (tests: cpu_grid's exhaustive comparison on the
 /// host, gpu_table's on the device).
 ///
 /// The lookups work on the input's storage words as loaded (the op takes the held vector,
 /// elementwise.cuh: takes_held_vector): widened to float, taken apart for the slot and rounded
-/// back, the same lookup cost 31 issued instructions per element against 21 and ran at 0.95 x
-/// memcpy where the prototype ran at 1.00 (bench/results/h100/table_ncu.txt).
+/// back, the same lookup costs about half as many instructions again and falls below the copy
+/// ceiling.
 ///
 /// The window: every |x| in [2^-20, 2^12) (exponent fields 107..138), and +-0: 8194 entries, 16
 /// KiB, small enough for several blocks per SM (a whole 65536-entry table, 128 KiB, allows one
-/// block of long-lived threads and lost 3-7% to the copy; bench/results/h100/
-/// table_prototype.txt). Activations' inputs sit in that window (a standard normal leaves it with
+/// block of long-lived threads and loses to the copy). Activations' inputs sit in that window (a standard normal leaves it with
 /// probability about 1e-6); other inputs (larger or tinier magnitudes, infinities, NaN) are
 /// computed directly, in the same thread (a warp with one pays for both).
 ///
 /// The same window serves the bf16 -> fp8 quantize (bf16_table_quantize_op, launched by
 /// fused_dispatch.cuh): its table keeps the activation's float results (32 KiB), which the amax
 /// and the scaling need, and its lookups write the direct quantize's bytes and amax. Its shared-
-/// memory loads conflict in banks (3.5 wavefronts per warp's load) and its table leaves room for
-/// 1536 threads per SM (Nsight Compute: bench/results/h200/quantize_table_s42.txt); with both
-/// lanes of a word tested and slotted at once (bf16_table_window::biased_pair) it runs at 0.96-0.97
-/// x memcpy on the H200 (quantize_pack_s43.txt).
+/// memory loads conflict in banks and its larger table leaves room for fewer threads per SM; both
+/// lanes of a word are tested and slotted at once (bf16_table_window::biased_pair) to win back
+/// issue slots.
 #pragma once
 
 #include <cuda/std/bit>
@@ -47,10 +45,8 @@ namespace detail {
 /// Which bf16 inputs a table holds and where: per sign, 32 exponent rows of 128 mantissas from
 /// exponent field first_exponent, the positive half first (window_entries); then +0 and -0, and
 /// padding to whole 16-byte words. Why the zeros: they are common inputs (ReLU outputs, padding),
-/// and a lane computed instead costs its warp both paths. H200, bench/results/h200/: the forward's
-/// plain user functors with 1% zeros, softplus 0.88 -> 0.97 x memcpy, tanh-GELU 0.94 -> 0.97, the
-/// same 0.966-0.969 on data without zeros (table_zeros_ab_s42.txt); the quantize's gelu with 1%
-/// zeros 0.55 -> 0.88-0.95, with 10% 0.64 -> 0.80-0.89, 0.96-0.97 without (quantize_zeros_s43.txt).
+/// and a lane computed instead costs its warp both paths: even a small share of zeros would
+/// otherwise send most warps down the direct path, while data without zeros lose nothing.
 struct bf16_table_window {
   static constexpr unsigned first_exponent = 107;  ///< 2^-20
   static constexpr unsigned exponents = 32;        ///< up to 2^12, exclusive
@@ -92,10 +88,9 @@ struct bf16_table_window {
   }
   /// Both lanes of a storage word (lane 2w low) at once: their magnitudes biased so that a lane
   /// in the window reads 0x8000 + its offset in its half (no carry between the halves: 0x7fff
-  /// plus the bias stays below 0x10000): one mask and one add serve both lanes' tests and slots.
-  /// H200, the tabulated quantize of gelu (with fp8 stored as words, elementwise.cuh:
-  /// store_vector): 0.93-0.94 x memcpy lane by lane, 0.96-0.97 so (bench/results/h200/
-  /// quantize_pack_s43.txt).
+  /// plus the bias stays below 0x10000): one mask and one add serve both lanes' tests and slots,
+  /// fewer instructions than lane by lane for the tabulated quantize (with fp8 stored as words,
+  /// elementwise.cuh: store_vector).
   static constexpr cuda::std::uint32_t pair_bias =
       (0x8000u - first_exponent * mantissas) * 0x10001u;
   CUACT_HOST_DEVICE static cuda::std::uint32_t biased_pair(cuda::std::uint32_t word) {
@@ -179,9 +174,8 @@ struct bf16_table_op {
   }
 
   /// The output words of a vector of `Width` bf16 lanes held as Width / 2 words (lane 2w low).
-  /// A branch per lane: reading every lane's entry and testing the window once per vector held
-  /// all eight entries in registers (42 against 31) and ran at 0.95 x memcpy against 0.99
-  /// (H100, bench/results/h100/table_variants.txt).
+  /// A branch per lane: reading every lane's entry and testing the window once per vector holds
+  /// all eight entries in registers, and the extra registers cost more than the branches.
   template <int Width>
   CUACT_HOST_DEVICE vector_of<cuda::std::uint32_t, Width / 2> apply_held(
       const vector_of<cuda::std::uint32_t, Width / 2>& words) const {
@@ -217,8 +211,7 @@ struct bf16_table_op {
 /// entry whatever its bits), then a lane outside the window takes its zero's entry or fn's value.
 /// One path for every vector: a branch-free path for vectors wholly inside, beside this one for
 /// the others, cost each warp with a vector of either kind both paths, with or without a warp vote
-/// between them (H200, gelu with 1% zeros: 0.55 and 0.85-0.88 x memcpy, against 0.88-0.95 so;
-/// without zeros 0.96-0.97 either way; bench/results/h200/quantize_zeros_s43.txt).
+/// between them, which data with some zeros make common.
 template <class Fn, class Out>
 struct bf16_table_quantize_op {
   static constexpr bool takes_held_vector = true;
@@ -318,10 +311,9 @@ struct tabulating_access : global_memory_access {
     uint4* to = shared_table_words();
 #if __CUDA_ARCH__ >= 800
     // cp.async: all of a thread's copies in flight at once, held in no register. Loaded and
-    // stored a word at a time, the 32 KiB float table took a round trip to L2 per word: the
-    // tabulated quantize in one pass of 256 threads ran at 0.48 x memcpy, 0.59 with cp.async
-    // (H200, gelu; the bf16 forward's 16 KiB within noise either way:
-    // bench/results/h200/quantize_table_s42.txt)
+    // stored a word at a time, the 32 KiB float table takes a round trip to L2 per word, which
+    // the tabulated quantize pays for in every block (the bf16 forward's 16 KiB table matters
+    // less).
     for (unsigned w = threadIdx.x; w < words; w += blockDim.x) {
       asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(
                        static_cast<unsigned>(__cvta_generic_to_shared(to + w))),
