@@ -28,7 +28,7 @@
 ///
 /// Optional, for the forward: `static constexpr bool is_compute_bound = true;` (implies heavy) for
 /// an activation whose float forward issues about as many instructions per element as a GPU with
-/// an H200's copy ceiling affords (gelu's erfc form: 53 against 62): there each thread makes two
+/// a tight budget affords at its copy ceiling (gelu's erfc form): there each thread makes two
 /// grid-stride passes (detail::compute_bound_budget_per_array), or as many as
 /// `static constexpr unsigned compute_bound_passes` says (gelu: 4). Its backward and its 16-bit
 /// forwards take `is_heavy`.
@@ -40,31 +40,30 @@
 ///
 /// Optional, with `is_heavy = true`: `static constexpr bool has_long_16bit_math = true;` for an
 /// activation whose 16-bit forward takes so long per vector that one vector per thread leaves too
-/// few loads in flight where the budget is tight (an H200): there it keeps two vectors per thread,
-/// where other heavy 16-bit forwards run one (detail/dispatch.cuh: heavy_runs_one_vector; softplus
-/// and tanhshrink lose 1-3.5% in one vector on the H200, sigmoid, tanh, mish gain 1-2%).
+/// few loads in flight where the budget is tight: there it keeps two vectors per thread, where
+/// other heavy 16-bit forwards run one, which suits their shorter math (detail/dispatch.cuh:
+/// heavy_runs_one_vector).
 ///
 /// Optional, with `is_heavy = true`: `static constexpr bool has_short_float_math = true;` for an
 /// activation whose float forward issues so few instructions per element (about half of what a
-/// GPU with an H200's copy ceiling affords, or fewer) that one vector per thread keeps up where
-/// the budget is not roomy for float math (an H200): there it runs one vector per thread, as on
-/// an H100, where other heavy float forwards run two (detail/dispatch.cuh: heavy_runs_one_vector;
-/// sigmoid and silu gain 0.8-1.1% on the H200, mish and softplus lose 0.2-9%).
+/// tight budget affords at the copy ceiling, or fewer) that one vector per thread keeps up where
+/// the budget is not roomy for float math: there it runs one vector per thread, as where it is
+/// roomy, where other heavy float forwards run two, which their longer math needs
+/// (detail/dispatch.cuh: heavy_runs_one_vector).
 ///
 /// Optional, with `is_heavy = true`: `static constexpr bool gains_from_bulk_tiles = true;` for an
 /// activation whose forward was measured faster as bulk tiles (each block's tile brought into
 /// shared memory by the copy engine, its threads waiting for it before they compute) where the
-/// budget leaves float math room (an H100): there its one-input forwards run so, as light ones do
-/// (detail/launch.cuh: takes_bulk_tiles; selu, elu, silu, mish, sigmoid, tanh, softsign gain
-/// 0.3-0.9% in every dtype; gelu, softplus, 16-bit celu, logsigmoid and tanhshrink lose up to
-/// 5.7%, and so did a composed functor, measured before the staging buffer's alignment was fixed).
+/// budget leaves float math room: there its one-input forwards run so, as light ones do
+/// (detail/launch.cuh: takes_bulk_tiles). Not every heavy forward gains (gelu, softplus, 16-bit
+/// celu, logsigmoid and tanhshrink lose), and nothing observable separates them, hence the
+/// declaration.
 /// Adaptors (affine, compose) do not carry it.
 ///
 /// Optional, with `is_heavy = true`: `static constexpr bool has_short_bf16_math = true;` for an
 /// activation whose forward with bf16 (or fp8) results is a few instructions per element (tanh:
-/// one `tanh.approx`): forward_op<A, __nv_bfloat16> then launches as a light op (H200 tanh bf16
-/// 1.002 -> 1.005 x memcpy, relu's speed; fp16 tanh, whose math is longer, lost 0.5% light:
-/// bench/results/h200/tanh_bf16_s38.txt).
+/// one `tanh.approx`): forward_op<A, __nv_bfloat16> then launches as a light op, at relu's
+/// speed (fp16 tanh, whose math is longer, stays heavy).
 #pragma once
 
 #include "detail/config.cuh"  // first: it rejects a host-only compiler

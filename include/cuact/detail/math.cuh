@@ -50,9 +50,9 @@ CUACT_HOST_DEVICE float exp2_integral(float k) {
 
 /// expm1(x) for x <= 0 (NaN in, NaN out), within 2 ulp in float.
 ///
-/// Why not `expm1f`: its accurate, branchy implementation costs most of the ~45 instructions per
-/// element that an H100 can spend on a 16-bit stream at full memory bandwidth (bf16 SELU with
-/// expm1f measured 0.755-0.92 x memcpy there). This one is branch-free, and computes
+/// Why not `expm1f`: its accurate, branchy implementation costs most of the instructions per
+/// element that a device can spend on a 16-bit stream at full memory bandwidth, so 16-bit
+/// forwards through it fall well below the copy ceiling. This one is branch-free, and computes
 /// expm1(x) = 2^k p + (2^k - 1) in one fma so nothing cancels.
 CUACT_HOST_DEVICE float expm1_nonpositive(float x) {
   // expm1(x) rounds to -1 in float for x < -17.4; clamping keeps 2^k a normal number.
@@ -72,11 +72,9 @@ CUACT_HOST_DEVICE C clamp_by_selects(C x, C lo, C hi) {
 /// clamp_by_selects(x, lo, hi) for bounds that are not -0 either (a max orders -0 below +0, the
 /// compare does not). In float on sm_80 and later, `max.NaN.f32` then `min.NaN.f32`, one
 /// instruction each, which a plain fmaxf / fminf would not be (they drop the NaN); elsewhere (the
-/// host, double, older devices) the selects. The two instructions gave the H200's 16-bit forwards
-/// of relu6 0.3-0.45%, hardswish 0.2% (measured with fminf / fmaxf, the same instructions without
-/// the NaN flag) and hardsigmoid 0.1% against the selects' chain, bit-identical for every 16-bit
-/// input; hardtanh, whose bounds may be -0, gained nothing and keeps the selects
-/// (bench/results/h200/light16_minmax_s34.txt).
+/// host, double, older devices) the selects. The two instructions are a shorter chain than the
+/// selects' for the 16-bit forwards of relu6, hardswish and hardsigmoid, bit-identical for every
+/// 16-bit input; hardtanh, whose bounds may be -0, gains nothing and keeps the selects.
 template <class C>
 CUACT_HOST_DEVICE C clamp_keeping_nan(C x, C lo, C hi) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -138,8 +136,8 @@ CUACT_HOST_DEVICE float scale_by_exp2(float m, float j) {
 
 /// exp(x) for x <= 0 (NaN in, NaN out), within 2 ulp in float, subnormal results included:
 /// about 10 instructions (`ex2.approx` after an accurate reduction). The degree-7 polynomial of
-/// reduce_exp, which expm1 needs, cost twice that: fp32 sigmoid measured 55.6 instructions per
-/// element on H200 (Nsight Compute), whose copy ceiling leaves about 62.
+/// reduce_exp, which expm1 needs, costs twice that, which brings fp32 sigmoid near the whole
+/// instruction budget of a device whose budget is tight.
 CUACT_HOST_DEVICE float exp_nonpositive(float x) {
   // exp(x) is below half the smallest subnormal for x < -104: the clamp keeps 2^j's halves normal
   const reduced_exp2 e = reduce_exp2(x < -110.0f ? -110.0f : x);
@@ -170,10 +168,9 @@ CUACT_HOST_DEVICE double mul_exp_nonpositive(double m, double v) {
 /// low bits hold k, so 2^k is built from them by integer operations), expm1(r) by a degree-13
 /// Taylor polynomial (truncation below 0.1 ulp), and 2^k expm1(r) + (2^k - 1) in one fma.
 ///
-/// Why not `::expm1`: libdevice's branchy form made the fp64 forwards through it compute-bound
-/// on an H200 (its copy ceiling leaves about 62 double operations per element at the FP64 pipe's
-/// peak). Round-robin against it there (bench/results/h200/fp64_expm1.txt, x memcpy): celu
-/// 0.905-0.908 -> 0.990-0.992, selu in place 0.993-0.995 -> 1.000-1.002, selu and elu +0.2-0.5%.
+/// Why not `::expm1`: libdevice's branchy form makes the fp64 forwards through it compute-bound
+/// on devices whose FP64 pipe leaves few double operations per element at the copy ceiling; this
+/// branch-free form keeps celu, selu and elu at the ceiling there.
 CUACT_HOST_DEVICE double expm1_nonpositive(double x) {
   // expm1(x) rounds to -1 for x < -37.5; the clamp keeps 2^k normal (k >= -58). The comparison
   // is false for NaN, so NaN flows through (into r, and from it into the result).
@@ -217,7 +214,7 @@ inline constexpr bool rounds_to_16_bits_v = R::storage_bits <= 16;
 /// rounded 16-bit result is within 1 ulp of the correctly rounded one. Scaled by 2^-64 last, a
 /// subnormal value keeps the bits a bf16 result needs (down to 2^-133) without the non-ftz
 /// `ex2.approx`'s range fix-up (three more instructions per exp; 16-bit math is instruction-bound
-/// on H200).
+/// where the budget is tight).
 CUACT_HOST_DEVICE float exp_raised(float x) {
   return exp2_approx_ftz(fmaf(x, 1.44269504088896341f, 64.0f));
 }
@@ -246,9 +243,8 @@ CUACT_HOST_DEVICE C mul_exp_nonpositive(C m, C v, R) {
 /// exp(v) for v <= 0 at accuracy R, kept so that a product m exp(v) (mul_exp_nonpositive: a
 /// subnormal product rounds once) reuses it: for 16-bit results exp_raised(v), one `ex2.approx`
 /// for both, each value bit for bit what exp_nonpositive and mul_exp_nonpositive give. The
-/// compiler had kept both exponentials (two per element in silu's 16-bit derivative), and the
-/// H200's bias + silu bf16 backward, latency-bound at 64 registers, ran at 0.940 x memcpy with
-/// two, 0.978 with one (bench/results/h200/silu_one_exp.txt). Float and double keep exp(v) and v
+/// compiler had kept both exponentials (two per element in silu's 16-bit derivative), which
+/// slows the latency-bound bf16 bias + silu backward. Float and double keep exp(v) and v
 /// and take mul_exp_nonpositive for a product (float's forms reduce once by exp_minus_scaled).
 template <class R, class C>
 struct nonpositive_exp {
