@@ -31,9 +31,9 @@
 namespace cuact {
 namespace detail {
 
-/// Threads that stage 1 aims for (rows chunks x column threads): many waves on H100 and H200, so
-/// the last, partly filled wave costs little (at 2^18, 1.7 waves of the 1152 threads per SM that
-/// its 56 registers leave resident, the second wave ran 30% empty), while the partial sums stay
+/// Threads that stage 1 aims for (rows chunks x column threads): many waves on current GPUs, so
+/// the last, partly filled wave costs little (with a few waves a mostly empty last one wastes a
+/// large share of the run), while the partial sums stay
 /// small (stage 2 reads chunks x cols of them: 35 MB for 4096 x 393216 fp32, against 19 GB that
 /// stage 1 moves). A constant, not a device fact: the chunking, hence the summation order, must
 /// not depend on the GPU.
@@ -123,20 +123,18 @@ CUACT_HOST_DEVICE void bias_gradient_columns(const bias_gradient_params<Op, VecW
   held x[in_flight];
   held dy[in_flight];
   // Rows r.. of x and dy are loaded one step ahead of their use, so a thread's next loads are in
-  // flight while it computes the current rows: a thread walks 187 rows (4096 x 393216) one after
-  // the other, and with its loads issued only after the previous row's gelu derivative, the H200
-  // ran the bias backward at 0.911 (fp32) / 0.877 (bf16) x memcpy; loaded ahead, 0.981 / 0.984
-  // (A/B on one machine, bench/results/h200/fused.txt). Registers 48 -> 56 (fp32), 56 -> 64
-  // (bf16). The walking forward (rows.cuh) lost with the same change (0.747 -> 0.657 fp32): it
-  // already loads two rows per step, and prefetching halved that.
+  // flight while it computes the current rows: a thread walks many rows one after the other, and
+  // with its loads issued only after the previous row's gelu derivative the bias backward falls
+  // well below the copy ceiling, at the cost of a few registers. The walking forward (rows.cuh)
+  // loses with the same change: it already loads two rows per step, and prefetching halves that.
   load_bias_gradient_rows(p, first_row, end_row, c0, x, dy, access);
   for (cuda::std::size_t r = first_row; r < end_row; r += in_flight) {
 #ifdef __CUDA_ARCH__
     held next_x[in_flight];  // past end_row: never loaded, copied, never used
     held next_dy[in_flight];
 #else
-    // zeroed on the host only, for GCC's -Wmaybe-uninitialized: on the device the zeroing took
-    // the registers from 64 to 48 (bf16) and the H200's bias backward from 0.975 to 0.966
+    // zeroed on the host only, for GCC's -Wmaybe-uninitialized: on the device the zeroing
+    // changes the register allocation and slows the bias backward
     held next_x[in_flight] = {};
     held next_dy[in_flight] = {};
 #endif
@@ -216,8 +214,8 @@ inline constexpr unsigned bias_gradient_capped_blocks = 8;
 
 /// Stage 1 compiled for bias_gradient_capped_blocks resident blocks: the same body in at most 64
 /// registers. Left to itself the compiler gives the bias + relu fp32 backward 80 (threshold 72):
-/// six resident blocks, too few loads in flight for an H200 (0.959 x memcpy against 0.989 capped),
-/// enough for an H100 (0.970 against 0.963). fused_dispatch.cuh's bias_gradient_capped chooses.
+/// six resident blocks, too few loads in flight where the bytes in flight per SM must be high,
+/// enough where they need not be. fused_dispatch.cuh's bias_gradient_capped chooses.
 template <class Params>
 CUACT_KERNEL void __launch_bounds__(bias_gradient_block_threads, bias_gradient_capped_blocks)
     bias_gradient_capped_kernel(const Params params) {

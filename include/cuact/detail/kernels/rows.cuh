@@ -23,17 +23,16 @@ namespace detail {
 
 /// Bytes a thread walking columns loads per step by default: four rows of 16-byte vectors. The
 /// walk's own cap, twice the elementwise body's (CUACT_MAX_LOAD_BYTES_PER_THREAD): a walking thread
-/// loads one vector per row, and on the H200 four rows in flight reached the copy ceiling where two
-/// did not (bias + gelu bf16 0.989 x memcpy against 0.934 at its best with two, bias + relu bf16
-/// 1.002 / 0.984, fp32 0.981 / 0.967), at 56-60 registers against 45-48; on the H100 within 1%
-/// either way (bench/results/h*/bias_forward_rows.txt).
+/// loads one vector per row, and four rows in flight reach the copy ceiling where two do not on
+/// devices that need many bytes in flight, at the cost of some registers; elsewhere it is as fast
+/// either way.
 #ifndef CUACT_MAX_WALK_LOAD_BYTES_PER_THREAD
 #define CUACT_MAX_WALK_LOAD_BYTES_PER_THREAD 64
 #endif
 
 /// The walk's cap for an operation whose float math is compute-bound (fp32 gelu): two rows. Its
-/// registers decide there: bias + gelu fp32 on the H200 took 64 registers with four rows and ran
-/// at 0.85 x memcpy at best, 0.90-0.92 with two rows at 48 registers.
+/// registers decide there: with four rows bias + gelu fp32 needs so many registers that it runs
+/// slower than with two.
 inline constexpr unsigned compute_bound_walk_load_bytes = 32;
 
 /// gridDim.y's limit.
@@ -90,7 +89,7 @@ struct rows_params {
   static constexpr unsigned broadcast_inputs = Broadcast;
   /// With broadcast inputs a thread walks rows down one column vector (and loads them once);
   /// without, it runs the elementwise body along one row at a time (row-major, as the elementwise
-  /// kernel: swiglu packed fp32 lost 40% walking columns, its four-store vectors arriving in a
+  /// kernel: swiglu packed fp32 loses badly walking columns, its four-store vectors arriving in a
   /// different order).
   static constexpr bool walks_columns = Broadcast != 0;
   /// Bytes one thread loads per row and column vector (the inputs that are not broadcast).
@@ -130,8 +129,7 @@ CUACT_HOST_DEVICE void advance_rows(Params& q, const rows_params<Params, Broadca
 
 /// Moves `q`, some row's params, `rows` rows down (broadcast inputs stay). The walk advances by a
 /// loop-invariant count, an add per array and row where row_params_at at each row costs a 64-bit
-/// multiply: 2-4% fewer issued instructions for bias + gelu, 0.5-2% faster on the H200
-/// (bench/results/h200/bias_forward_shapes.txt).
+/// multiply: fewer issued instructions, which matters where the walk is instruction-bound.
 template <class Params, unsigned Broadcast, unsigned W>
 CUACT_HOST_DEVICE void advance_rows(Params& q, const rows_params<Params, Broadcast, W>& p,
                                     cuda::std::size_t rows) {
