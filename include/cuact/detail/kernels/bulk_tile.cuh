@@ -5,11 +5,10 @@
 /// the tile from shared memory and stores it; one tile per block, the grid covering the tiles,
 /// and the scalar head and tail are elementwise_thread's. cub::DeviceTransform's sm_90 path does
 /// the same.
-/// Why: one-input forwards on the H100 run 0.3-0.9% faster so than as elementwise_kernel's one
-/// vector per thread, ahead of CUB (bench/results/h100/bulk_tiles_ab.txt: the light 16-bit ones
-/// 1.000-1.002 -> 1.007-1.010 x memcpy; h100/bulk_tiles_heavy_s31.txt: heavy fp32 selu, silu,
-/// sigmoid, tanh 0.999-1.000 -> 1.007-1.0085); the longest math and the H200 lose (launch.cuh:
-/// takes_bulk_tiles says where the model takes it).
+/// Why: where the budget leaves float math room, one-input forwards run a little faster so than
+/// as elementwise_kernel's one vector per thread, light ones and some heavy ones alike; the
+/// longest math and devices with a tight budget lose (launch.cuh: takes_bulk_tiles says where
+/// the model takes it).
 ///
 /// The index logic (bulk_tile_of_block, bulk_tile_source, compute_staged_vector, scalar_steps) is
 /// host-device: the CPU tests run it over simulated grids, with a host copy standing in for the

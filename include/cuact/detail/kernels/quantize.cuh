@@ -63,9 +63,8 @@ __device__ __forceinline__ float block_max(float v) {
 inline constexpr unsigned tabulated_quantize_threads_per_block = 512;
 /// Blocks of tabulated_quantize_kernel an SM holds: its shared memory holds three blocks' tables
 /// (3 x 33 KiB of 228 KiB on sm_90), and the bound holds the kernel to 40 registers, so three
-/// blocks' registers fit too. Without it a plain softplus took 43 registers and tanh-GELU 41: two
-/// blocks per SM, and 0.81-0.84 x memcpy against gelu's 0.89-0.94 with 40 (H200,
-/// bench/results/h200/quantize_table_s42.txt).
+/// blocks' registers fit too. Without it plain functors (softplus, tanh-GELU) take a few more
+/// registers, which leaves two blocks per SM and too few threads to hide the lookups.
 inline constexpr unsigned tabulated_quantize_min_blocks = 3;
 
 /// One launch's arguments: the elementwise params (op: an amax op), the device scalar for the
