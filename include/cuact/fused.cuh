@@ -216,8 +216,8 @@ constexpr composition<F, G> compose(F f, G g) {
 namespace detail {
 /// The accuracy at which a gated op computes act(a), whose result is multiplied before it is
 /// stored as Out. A product keeps its factor's relative error, so Out's accuracy suffices where
-/// Out has float's range (float, double, bf16: on H100 a bf16 SwiGLU with silu at full float
-/// accuracy lost 20% of the copy ceiling). Where Out's range is narrower (__half, fp8), an
+/// Out has float's range (float, double, bf16: a bf16 SwiGLU with silu at full float accuracy
+/// falls well below the copy ceiling). Where Out's range is narrower (__half, fp8), an
 /// activation at Out's accuracy may flush a value below Out's range to 0 that b brings back into
 /// it (silu(-20) * 65504 is a normal half), so act(a) is computed at full compute accuracy.
 template <class Out, class C>
@@ -287,8 +287,7 @@ namespace detail {
 /// run_bias_forward): element i's column is i % cols (fast_divmod: the launch keeps i below 2^31,
 /// splitting larger layouts into chunks of whole rows), and a vector's bias vector is loaded in the
 /// load phase beside its x (takes_vector_index), under L2 evict_last (load_kept_in_l2: the
-/// streaming x and out no longer push the bias out to DRAM; H200 fp32 bias + gelu 0.971-0.974 ->
-/// 0.981-0.982 x memcpy, bench/results/h200/bias_evict_last_ab_s39.txt). The elementwise engine
+/// streaming x and out no longer push the bias out to DRAM). The elementwise engine
 /// then runs it, one-vector kernel included (24-32 registers, where the row walk holds 47-70).
 /// Vectors start at multiples of the vector width (x, out and bias aligned to it; cols a multiple
 /// of it: flat_bias_applies), so a vector lies in one row and its bias vector is aligned.
@@ -454,7 +453,7 @@ cudaError_t gated_backward_packed(Activation act, const T* ab, const T* dy, T* d
 /// (fused_dispatch.cuh: run_bias_forward): flat (the elementwise engine, the column from the
 /// element index) where cols is a multiple of the vector width and x, out and bias are aligned to
 /// it, else the row walk (kernels/rows.cuh: a thread loads its bias vector once and walks rows);
-/// the walk also where it measured faster (compute-bound 16-bit forwards on an H200-class GPU).
+/// the walk also where it is faster (compute-bound 16-bit forwards where the budget is tight).
 template <int VecWidth = auto_width, class Activation, class T, class U>
 cudaError_t bias_forward(Activation act, const T* x, const T* bias, U* out, cuda::std::size_t rows,
                          cuda::std::size_t cols, cudaStream_t stream = nullptr) {

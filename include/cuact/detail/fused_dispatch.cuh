@@ -133,9 +133,8 @@ cudaError_t run_quantize(Op op, U* out, std::size_t n, const T* in, float* amax,
   } else {
     // The amax counts as a third array: every element updates it (a compare, then a block
     // reduction), work the model's per-array budget otherwise leaves out. With it the quantize
-    // keeps the shape it had before that budget was per array (launch.cuh): one pass on an H100
-    // (about 50 per element for fp32 -> fp8, 1.02 x memcpy), two on an H200 (about 35, 0.944,
-    // compute-bound).
+    // keeps the shape it had before that budget was per array (launch.cuh): one pass where the
+    // budget is roomy, two where it is tight and the quantize is compute-bound.
     if (const cudaError_t status = model_shape(quantize_kernel<decltype(elementwise)>, device, hint,
                                                elementwise, 1, shape, 1);
         status != cudaSuccess) {
@@ -174,10 +173,9 @@ bool flat_bias_applies(const T* x, const T* bias, const U* out, std::size_t cols
 
 /// Whether the row walk beats the flat pass on `device`: a compute-bound forward (gelu's hint) on
 /// data of under 4 bytes per array, where the device's budget is tight for it (launch.cuh:
-/// instruction_bound_budget_per_array; an H200-class GPU, not an H100). There the walk's one bias
+/// instruction_bound_budget_per_array). There the walk's one bias
 /// load per column and no index arithmetic win; everywhere else the flat pass's registers do
-/// (the walk needs many more registers, so too few blocks stay resident); measured flat pass
-/// against walk, only 16-bit compute-bound data on an H200 favoured the walk.
+/// (the walk needs many more registers, so too few blocks stay resident).
 inline bool bias_walks(const device_facts& device, cost_hint hint, std::size_t bytes_per_element,
                        unsigned arrays_per_element) {
   return hint == cost_hint::compute_bound &&
@@ -282,7 +280,7 @@ static_assert(bias_gradient_block_threads == threads_per_block,
 /// derivatives of 80-112 registers spill at 64): the elementwise model's rule, applied to a kernel
 /// whose loads per thread are fixed. Why: light fp32 backwards whose registers leave fewer bytes
 /// in flight than the device's target gained from the cap; where the compiler's registers
-/// already meet the target (the H100's smaller one, heavier derivatives) capping lost.
+/// already meet the target (a smaller target, heavier derivatives) capping loses.
 inline bool bias_gradient_capped(const device_facts& device, const kernel_facts& own,
                                  const kernel_facts& capped, std::size_t row_load_bytes) {
   const double own_bytes = static_cast<double>(own.resident_blocks_per_sm) *
