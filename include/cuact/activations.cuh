@@ -1101,8 +1101,8 @@ struct gelu {
         // x * (x > 0) - p in one fma: x - p above 0, and below x * 0 - p: -p, with +0 for +0 (as
         // -0 for -0 and below -14.8, where p rounds to 0), and NaN for -inf (-inf * 0, as
         // PyTorch). The tail_parts form (h = erfcx / 2 and the x^2 residual as a factor of h)
-        // and a select of the two results cost 50 instructions per element; erfcx_bounded 45
-        // (abs_times_erfcx_of: static SASS 528 -> 472).
+        // and a select of the two results cost more instructions per element than
+        // erfcx_bounded (abs_times_erfcx_of).
         const float ax = fminf(fabsf(x), 14.8f);  // NaN gives 14.8: NaN x decides the result
         const float p = detail::mul_exp_minus_half_square(abs_times_erfcx_of(ax), ax, 0x1p-65f);
         return fmaf(x, x > 0.0f ? 1.0f : 0.0f, -p);
@@ -1193,8 +1193,8 @@ struct gelu_tanh {
   /// the result underflows), hence the pair; branch-free, as both signs share it. c1's high part
   /// is a multiple of 2^-20, so c1 + c3 a^2 (below 16) is Fast2Sum-exact in either order (no
   /// max/min), and a w <= 183 keeps 2^(j + 64) normal without a clamp of its own; t takes |x|
-  /// itself, so +-inf give t = -inf, e = 0, and NaN gives NaN. (The forward took 38 instructions
-  /// per element with a = min(|x|, 30), ordered sums and j clamped at 190; 31 now.)
+  /// itself, so +-inf give t = -inf, e = 0, and NaN gives NaN. That saves the instructions of a
+  /// clamp on |x|, ordered sums and a clamp on j.
   struct float_parts {
     ///@{
     /// a = min(|x|, 11.5), s = a^2, e = exp(-2|u|) (es = e 2^64, see detail::exp_minus_scaled)
@@ -1284,7 +1284,7 @@ struct gelu_tanh {
       // 16-bit results: s + k e with k = 2 x q^2 u' (s (1 - s) = e q^2 on both sides), s = q
       // above 0 and e q below, e = es 2^-64 multiplied in last; x taken as +-a (no overflow),
       // +-inf give NaN (x * 0), as PyTorch. One sum for both sides: fewer live values than an
-      // above and a below (40 registers were 12 resident blocks instead of 16 on sm_90).
+      // above and a below, so the kernel keeps more resident blocks.
       const half_parts h = half_parts_of(x);
       const float du2 = fmaf(float(6 * beta_hi * kappa_hi), h.s, float(2 * beta_hi));
       const float k = (copysignf(h.a, x) * h.q) * (h.q * du2);

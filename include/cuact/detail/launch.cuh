@@ -16,7 +16,8 @@
 ///   vectors_per_thread = ceil(target bytes / (resident threads x bytes one vector set loads)).
 ///   Registers come first: where the kernel compiled for two vectors holds fewer resident blocks
 ///   than the same op compiled for one, the one-vector kernel is launched instead
-///   (kernels/elementwise.cuh: one_vector_op; the heavy forwards, 12 -> 16 blocks per SM).
+///   (kernels/elementwise.cuh: one_vector_op; the heavy forwards, whose two-vector kernels need
+///   more registers).
 /// - **Compute cost.** An operation that spends tens of instructions per element hides its
 ///   arithmetic behind the loads of its other vectors, so it gets at least two vectors per
 ///   thread where its kernel holds as many resident blocks with two as with one (else one, as

@@ -207,8 +207,8 @@ CUACT_HOST_DEVICE void rows_columns(
 /// The per-thread body: thread `thread` of `num_threads` along the columns, for rows first_row,
 /// first_row + row_step, ... (< p.rows). Walking columns: for each of its head and tail scalars
 /// (thread, thread + num_threads, ...), then each of its column vectors the same way, it walks the
-/// rows (scalars first: with the vector walk last the kernel kept more values live, 56 registers
-/// for bias + gelu against 48, 9 resident blocks per SM against 10); otherwise it runs
+/// rows (scalars first: with the vector walk last the kernel keeps more values live, so more
+/// registers and fewer resident blocks); otherwise it runs
 /// elementwise_thread over each row in turn. Any (first_row, row_step, thread,
 /// num_threads) decomposition that covers the rows and threads is correct; each element is read
 /// and written once, and nothing outside the rows is touched.
