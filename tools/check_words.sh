@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fails when sources or docs name how the work was organized rather than what the code does:
-# the words "session(s)" and "loan(s)", and labels such as "call F" (CI runs this).
+# work-log words and lettered run labels (CI runs this): a reader of the code can act on a rule
+# and its reason, not on a reference to how it was found.
 #
 #   tools/check_words.sh        list every hit as path:line:text, exit 1 if any
 #
@@ -25,7 +26,7 @@ hits=$( {
 } | sort -u)
 if [[ -n $hits ]]; then
   echo "$hits"
-  echo "check_words: $(wc -l <<< "$hits") lines name sessions, loans or lettered calls (above)"
+  echo "check_words: $(wc -l <<< "$hits") lines carry work-log words or lettered run labels (above)"
   exit 1
 fi
 echo "check_words: ${#files[@]} files clean"

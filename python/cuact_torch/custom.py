@@ -450,33 +450,26 @@ def _register(family):
     torch.library.register_fake(qual + "_", lambda x, *p: x, lib=lib)
     torch.library.register_fake(qual + ".out", lambda x, *p, out: out, lib=lib)
 
+    def define_backward(suffix, kernel, saved):
+        """NAME<suffix>(grad_output, <saved>): dx from dy and the saved x or y, with its fake."""
+        def backward_op(dy, t, *p):
+            t = _dense(t)
+            if not _fakes._flat_alike(t, dy):
+                t, dy = t.contiguous(), dy.contiguous()
+            dx = torch.empty_like(t)
+            family.run("backward", kernel, [dx], [t, dy], p_of(p))
+            return dx
+        lib.define(f"{name}{suffix}(Tensor grad_output, Tensor {saved}{schema}) -> Tensor")
+        lib.impl(f"{name}{suffix}", backward_op, "CUDA")
+        torch.library.register_fake(qual + suffix, lambda dy, t, *p: _fakes._empty_output(t),
+                                    lib=lib)
+
     has_x = family.has_gradient
     has_y = family.parts.get("derivative_from_output") is not None
     if has_x:
-        def backward_op(dy, x, *p):
-            x = _dense(x)
-            if not _fakes._flat_alike(x, dy):
-                x, dy = x.contiguous(), dy.contiguous()
-            dx = torch.empty_like(x)
-            family.run("backward", "cuact_backward", [dx], [x, dy], p_of(p))
-            return dx
-        lib.define(f"{name}_backward(Tensor grad_output, Tensor self{schema}) -> Tensor")
-        lib.impl(f"{name}_backward", backward_op, "CUDA")
-        torch.library.register_fake(qual + "_backward", lambda dy, x, *p: _fakes._empty_output(x),
-                                    lib=lib)
+        define_backward("_backward", "cuact_backward", "self")
     if has_y:
-        def backward_from_output_op(dy, y, *p):
-            y = _dense(y)
-            if not _fakes._flat_alike(y, dy):
-                y, dy = y.contiguous(), dy.contiguous()
-            dx = torch.empty_like(y)
-            family.run("backward", "cuact_backward_from_output", [dx], [y, dy], p_of(p))
-            return dx
-        lib.define(f"{name}_backward_from_output(Tensor grad_output, Tensor result{schema}) "
-                   "-> Tensor")
-        lib.impl(f"{name}_backward_from_output", backward_from_output_op, "CUDA")
-        torch.library.register_fake(qual + "_backward_from_output",
-                                    lambda dy, y, *p: _fakes._empty_output(y), lib=lib)
+        define_backward("_backward_from_output", "cuact_backward_from_output", "result")
 
     def setup_context(ctx, inputs, output):
         if not (has_x or has_y):
