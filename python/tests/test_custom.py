@@ -172,7 +172,7 @@ def test_quantize_of_a_user_activation(dtype):
         torch.testing.assert_close(q.float(), want, rtol=0.26, atol=2.0 ** -9, equal_nan=True)
     q, amax = ops.quantize_swish_test(x[:0], scale=scale)
     assert q.numel() == 0 and float(amax) == 0.0
-    q, amax = ops.quantize_swish_test(x.float().requires_grad_(), scale=scale)
+    q, amax = ops.quantize_swish_test(x.float().detach().clone().requires_grad_(), scale=scale)
     assert not q.requires_grad and not amax.requires_grad  # not differentiable, as the built-in
     with pytest.raises(RuntimeError, match="float8_e4m3fn or float8_e5m2"):
         ops.quantize_swish_test(x, scale=scale, dtype=torch.float16)
