@@ -130,6 +130,9 @@ _CTYPE = {}  # torch dtype -> (C++ type, vector width): 16-byte vectors as cuact
 _THREADS = int(os.environ.get("CUACT_TORCH_JIT_THREADS", "128"))  # cuact's threads_per_block
 _VECTORS = int(os.environ.get("CUACT_TORCH_JIT_VECTORS", "0"))  # 0: CUACT_MAX_LOAD_BYTES_PER_THREAD's
 _BLOCKS_PER_SM = int(os.environ.get("CUACT_TORCH_JIT_BLOCKS_PER_SM", "0"))  # 0: one pass, no cap
+# A quantize grid of 4 x this many blocks or more runs a quarter of them, each over four times
+# the elements, as fused_dispatch.cuh's quantize_launch_shape does (quantize_min_blocks).
+_QUANTIZE_MIN_BLOCKS = 8192
 _families = {}  # (namespace, name) -> _Family
 _libraries = {}  # namespace -> torch.library.Library (kept alive: dropping it removes the ops)
 
@@ -366,6 +369,8 @@ class _Family:
         k = min(k, _VECTORS) if _VECTORS else k
         work = max(-(-vectors // k), head + tail)
         blocks = max(1, min(-(-work // _THREADS), 2 ** 31 - 1))
+        if group == "quantize" and blocks >= 4 * _QUANTIZE_MIN_BLOCKS:
+            blocks = -(-blocks // 4)  # each block ends in a reduction and an atomicMax
         if _BLOCKS_PER_SM:
             sms = torch.cuda.get_device_properties(first.device).multi_processor_count
             blocks = min(blocks, _BLOCKS_PER_SM * sms)
