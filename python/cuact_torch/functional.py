@@ -22,24 +22,33 @@ __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_",
            "softsign", "tanhshrink", "softshrink", "hardshrink", "glu"]
 
 
+_bound = {}  # op name -> torch.ops.cuact.<name>.default, or None where the library lacks it
+_UNSEEN = object()
+
+
 def _op(name):
-    """torch.ops.cuact.<name>, or None where the library has no such op."""
-    return getattr(_ops, name) if hasattr(_ops, name) else None
+    """torch.ops.cuact.<name>.default, or None where the library has no such op. The overload
+    itself, not its packet: the packet's call first picks an overload by the arguments."""
+    op = _bound.get(name, _UNSEEN)
+    if op is _UNSEEN:
+        op = _bound[name] = getattr(_ops, name).default if hasattr(_ops, name) else None
+    return op
 
 
 def _runs(x, name):
     """Whether cuact computes op `name` over x (else torch does)."""
-    return (isinstance(x, torch.Tensor) and x.dtype in _DTYPES and x.layout == torch.strided
-            and x.device.type == "cuda" and hasattr(_ops, name))
+    return (isinstance(x, torch.Tensor) and x.is_cuda and x.dtype in _DTYPES
+            and x.layout == torch.strided and _op(name) is not None)
 
 
 def _apply(name, x, params, inplace, fallback):
-    if not _runs(x, name):
+    op = _op(name + "_" if inplace else name)
+    if op is None or not _runs(x, name):
         return fallback()
     if inplace:
-        getattr(_ops, name + "_")(x, *params)
+        op(x, *params)
         return x
-    return getattr(_ops, name)(x, *params)
+    return op(x, *params)
 
 
 def relu(input, inplace=False):
@@ -185,9 +194,10 @@ def glu(input, dim=-1):
     d = dim + input.dim() if dim < 0 else dim
     if not 0 <= d < input.dim() or input.shape[d] % 2:
         return fallback()  # torch's IndexError or "Halving dimension must be even"
+    op = _op("gated_sigmoid_packed")
     if d == input.dim() - 1:
-        return _ops.gated_sigmoid_packed(input, activate_first=False)
-    return _packed_along(_ops.gated_sigmoid_packed, input, d, (), False)
+        return op(input, activate_first=False)
+    return _packed_along(op, input, d, (), False)
 
 
 def _packed_along(op, ab, d, params, activate_first):
@@ -205,7 +215,10 @@ def _packed_along(op, ab, d, params, activate_first):
 
 def gated(name, a, b, *params):
     """act(a) * b in one pass (cuact.gated_<name>: silu is SwiGLU, gelu / gelu_tanh GeGLU)."""
-    return getattr(_ops, "gated_" + name)(a, b, *params)
+    op = _op("gated_" + name)
+    if op is None:
+        raise AttributeError(f"torch.ops.cuact has no gated_{name}")
+    return op(a, b, *params)
 
 
 def gated_packed(name, ab, *params, dim=-1, activate_first=True):
