@@ -35,15 +35,20 @@ def _op(name):
     return op
 
 
+def _computes(x):
+    """Whether x is a tensor cuact computes over: CUDA, strided, of a cuact dtype."""
+    return (isinstance(x, torch.Tensor) and x.is_cuda and x.dtype in _DTYPES
+            and x.layout == torch.strided)
+
+
 def _runs(x, name):
     """Whether cuact computes op `name` over x (else torch does)."""
-    return (isinstance(x, torch.Tensor) and x.is_cuda and x.dtype in _DTYPES
-            and x.layout == torch.strided and _op(name) is not None)
+    return _computes(x) and _op(name) is not None
 
 
 def _apply(name, x, params, inplace, fallback):
-    op = _op(name + "_" if inplace else name)
-    if op is None or not _runs(x, name):
+    op = _op(name + "_") if inplace else _op(name)
+    if op is None or not _computes(x):
         return fallback()
     if inplace:
         op(x, *params)
