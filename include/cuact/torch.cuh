@@ -29,7 +29,8 @@
 /// Layout: a dense non-overlapping input (any strides) is processed as flat memory and the output
 /// keeps its strides, as torch.relu does; any other input is made contiguous and so is the output.
 /// Backward: when grad and x are dense with equal strides the result has those strides, else it
-/// is contiguous. cuact_torch/_fakes.py implements the same rule; keep them in step.
+/// is contiguous. cuact_torch/_fakes.py implements the same rule; keep them in step. A grad that
+/// is one element broadcast (the expanded gradient of a sum) is read in place, not copied dense.
 ///
 /// Autograd: the functional op saves x and calls NAME_backward. The in-place op saves its output
 /// and calls NAME_backward_from_output when the type has derivative_from_output and
