@@ -13,6 +13,8 @@ torch's). Any other name (F.softmax, F.prelu, ...) is torch.nn.functional's.
 import torch
 import torch.nn.functional as _F
 
+from . import _fakes
+
 _DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 _ops = torch.ops.cuact
 
@@ -22,17 +24,21 @@ __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_",
            "softsign", "tanhshrink", "softshrink", "hardshrink", "glu"]
 
 
-_bound = {}  # op name -> torch.ops.cuact.<name>.default, or None where the library lacks it
-_UNSEEN = object()
+def _bind():
+    """{op name: torch.ops.cuact.<name>.default} for the ops these functions call: the overloads
+    themselves, since a packet's call first picks an overload by the arguments. Built once, so
+    that a call (or torch.compile's trace of one) does a plain dict lookup."""
+    names = [n + s for n in _fakes.discover("cuact") for s in ("", "_")]
+    names += ["gated_" + n + s for n in _fakes.discover_fused("cuact") for s in ("", "_packed")]
+    return {n: getattr(_ops, n).default for n in names if hasattr(_ops, n)}
+
+
+_bound = _bind()
 
 
 def _op(name):
-    """torch.ops.cuact.<name>.default, or None where the library has no such op. The overload
-    itself, not its packet: the packet's call first picks an overload by the arguments."""
-    op = _bound.get(name, _UNSEEN)
-    if op is _UNSEEN:
-        op = _bound[name] = getattr(_ops, name).default if hasattr(_ops, name) else None
-    return op
+    """torch.ops.cuact.<name>.default, or None where the library has no such op."""
+    return _bound.get(name)
 
 
 def _computes(x):
@@ -220,9 +226,7 @@ def _packed_along(op, ab, d, params, activate_first):
 
 def gated(name, a, b, *params):
     """act(a) * b in one pass (cuact.gated_<name>: silu is SwiGLU, gelu / gelu_tanh GeGLU)."""
-    op = _op("gated_" + name)
-    if op is None:
-        raise AttributeError(f"torch.ops.cuact has no gated_{name}")
+    op = _op("gated_" + name) or getattr(_ops, "gated_" + name)  # AttributeError where absent
     return op(a, b, *params)
 
 
