@@ -138,14 +138,37 @@ inline bool broadcast_of_one(const at::Tensor& t) {
 /// The backward from the input for a dy that is one element broadcast over x: dx =
 /// gradient(dy[0], x), dy[0] read on the device, so that dy is never expanded into a dense copy
 /// (PyTorch's TensorIterator reads such a dy in place too). An aggregate: {{{}, act}, dy}.
+/// It takes the vector index (kernels/elementwise.cuh) so that dy[0] is read once per vector,
+/// beside x's loads; that also keeps it off the bulk-tile kernels, so each (activation, dtype)
+/// adds two kernels (the op's and its one-vector form: dispatch.cuh, with_launched_params).
 template <class Activation, class T>
 struct broadcast_gradient_op : cuact::gradient_op<Activation, T> {
+  using gradient_t = cuact::gradient_op<Activation, T>;
+  using value_t = cuact::detail::compute_t<T>;  // dy[0] as computed with
+  static constexpr bool takes_element_index = true;
+  static constexpr bool takes_vector_index = true;
   /// The one element of dy (device memory).
   const T* dy;
+  /// Element i (the scalar head and tail).
   template <class C>
-  CUACT_HOST_DEVICE C operator()(C x) const {
-    return cuact::gradient_op<Activation, T>::operator()(
-        x, static_cast<C>(cuact::detail::to_compute(*dy)));
+  CUACT_HOST_DEVICE C operator()(std::size_t, C x) const {
+    return gradient_t::operator()(x, static_cast<C>(cuact::detail::to_compute(*dy)));
+  }
+  /// dy[0], for the vector at any element.
+  template <int Width>
+  CUACT_HOST_DEVICE value_t load_vector(std::size_t) const {
+    return cuact::detail::to_compute(*dy);
+  }
+  /// The vector's gradients, each lane with dy[0].
+  template <class C, int Width>
+  CUACT_HOST_DEVICE cuact::vector_of<C, Width> apply_vector(
+      value_t g, const cuact::vector_of<C, Width>& x) const {
+    cuact::vector_of<C, Width> dx;
+    CUACT_UNROLL
+    for (int j = 0; j < Width; ++j) {
+      dx.elements[j] = gradient_t::operator()(x.elements[j], static_cast<C>(g));
+    }
+    return dx;
   }
 };
 
