@@ -322,6 +322,7 @@ def run_mlp(table, args):
                 ("cuact eager, in-place backward", cuact_swiglu_inplace, None)]
     if TRITON_SWIGLU is not None:
         variants.append(("Triton SwiGLU (own)", TRITON_SWIGLU, None))
+
     def block(make, mode):
         def run():
             torch.manual_seed(0)
@@ -374,6 +375,7 @@ def run_llama(table, args):
     if TRITON_SWIGLU is not None:
         variants.append(("Triton SwiGLU (own)", TRITON_SWIGLU, None))
     name = "Llama 8x(2048/5632) bf16 8x1024 fwd+bwd+AdamW"
+
     def run(gate, mode):
         modeling_llama.LlamaMLP.forward = original if gate is None else patched(gate)
         model = optimizer = None
