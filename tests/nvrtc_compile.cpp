@@ -177,6 +177,9 @@ void rtc_entry() {
 #include <cuact/fused.cuh>
 #include <cuact/detail/kernels/quantize.cuh>
 static_assert(_CCCL_META_UNROLL_LIMIT == 10, "rtc.cuh sets nvcc's unroll depth");
+#ifdef __CUDA_FP6_H__
+#error "rtc.cuh keeps CCCL from reading cuda_fp6.h"
+#endif
 struct user_activation {
   double beta = 1.0;
   template <class C>
