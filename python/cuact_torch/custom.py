@@ -726,8 +726,9 @@ def activation(name, forward, derivative=None, derivative_from_output=None, para
         these defaults (schema `float alpha=1.0`).
     heavy: the cost hint (True for tens of instructions per element); None: cuact's default.
     fused: also define gated_NAME(a, b) = act(a) * b, gated_NAME_packed(ab, activate_first=True),
-        bias_NAME(x, bias) = act(x + bias), cast_NAME(x, dtype=...), and with a derivative the
-        _backward ops and autograd.
+        bias_NAME(x, bias) = act(x + bias), cast_NAME(x, dtype=...), quantize_NAME(x, scale=...,
+        dtype=None) -> (fp8, amax) (not differentiable), and with a derivative the _backward ops
+        and autograd.
 
     NVRTC compiles each kernel for the current GPU on first use, per dtype; the forward for `dtype`
     (None: none) at once, so a bad expression raises here (cuact_torch.CompileError with NVRTC's
