@@ -93,10 +93,10 @@ template <class C>
 CUACT_HOST_DEVICE C clamp_above(C x, C hi) {
   return x > hi ? hi : x;
 }
-/// NaN-propagating clamp(x, lo, hi) (torch.clamp).
+/// NaN-propagating clamp(x, lo, hi) as torch.clamp: min(max(x, lo), hi), so hi where lo > hi.
 template <class C>
 CUACT_HOST_DEVICE C clamp_between(C x, C lo, C hi) {
-  return x < lo ? lo : clamp_above(x, hi);
+  return clamp_above(x < lo ? lo : x, hi);
 }
 
 }  // namespace detail
@@ -150,9 +150,9 @@ struct activation_gate {
   CUACT_HOST_DEVICE C operator()(C a, C b, R = {}) const {
     return detail::invoke_forward<R>(detail::preferred{}, act, a) * b;
   }
-  /// (dy * b * act'(a), dy * act(a)), where act has a derivative.
+  /// (dy * b * act'(a), dy * act(a)), where act has a derivative (or gradient).
   template <class C, class R = rounded_to<C>, class A = Activation,
-            cuda::std::enable_if_t<detail::has_derivative<A>, int> = 0>
+            cuda::std::enable_if_t<has_derivative_v<A>, int> = 0>
   CUACT_HOST_DEVICE cuda::std::tuple<C, C> gradient(C dy, C a, C b, R = {}) const {
     return {detail::gradient_at<R>(act, dy * b, a),
             dy * detail::invoke_forward<R>(detail::preferred{}, act, a)};
