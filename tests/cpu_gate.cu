@@ -14,6 +14,7 @@
 
 #include "catch.hpp"
 #include "fused_reference.hpp"
+#include "gate_reference.hpp"
 #include "support.hpp"
 
 using namespace cuact_test;
@@ -56,35 +57,6 @@ static_assert(cuact::is_heavy_v<cuact::gate_op<cuact::clamped_swiglu, float>>);
 static_assert(!cuact::is_heavy_v<cuact::gated_op<cuact::relu, float>>);
 static_assert(cuact::is_heavy_v<cuact::gated_op<cuact::silu, float>>);
 
-/// The float64 reference of the clamped SwiGLU with each factor the op forms (silu_alpha(x), its
-/// derivative, clamp(b) + 1, dy * up, alpha x) rounded to T's compute type, as the op rounds them,
-/// and alpha rounded to it too.
-template <class T>
-struct clamped_reference {
-  double alpha, limit;
-  double out, da, db;
-  double up_abs, dy_up_abs;  // |clamp(b) + 1| and |dy * up|: the scale of the slack
-
-  clamped_reference(double a, double b, double dy, double alpha_in, double limit_in)
-      : alpha(in_compute<T>(alpha_in)), limit(in_compute<T>(limit_in)) {
-    const double x = a > limit ? limit : a;  // NaN stays NaN
-    // alpha x rounded to the compute type first, as the op (and PyTorch's formula) forms it:
-    // its rounding error is amplified by |alpha x| in the exponential, whatever the sigmoid
-    const double z = in_compute<T>(alpha * x);
-    const double s = 1 / (1 + std::exp(-z)), c = 1 / (1 + std::exp(z));  // c = 1 - s
-    const double y = x * s;
-    const double dydx = s + y * alpha * c;  // y first: alpha x may overflow float64
-    const double clamped = b < -limit ? -limit : (b > limit ? limit : b);
-    const double up = in_compute<T>(clamped + 1);
-    out = in_compute<T>(y) * up;
-    const double dy_up = in_compute<T>(dy * up);
-    da = a <= limit ? dy_up * in_compute<T>(dydx) : 0.0;
-    db = (b >= -limit && b <= limit) ? dy * in_compute<T>(y) : 0.0;
-    up_abs = std::fabs(up);
-    dy_up_abs = std::fabs(dy_up);
-  }
-};
-
 /// Edge values of T around the clamp at +-limit and the special classes.
 template <class T>
 std::vector<T> edge_values(double limit) {
@@ -124,36 +96,17 @@ template <class T>
 std::size_t check_clamped(const cuact::clamped_swiglu& gate, T a, T b, T dy) {
   const cuact::gate_op<cuact::clamped_swiglu, T> forward{{}, gate};
   const cuact::gate_gradient_op<cuact::clamped_swiglu, T> backward{{}, gate};
-  const clamped_reference<T> ref(to_double(a), to_double(b), to_double(dy), gate.alpha,
-                                 gate.limit);
-  using C = compute_t<T>;
-  const C ac = to_compute(a), bc = to_compute(b), dyc = to_compute(dy);
-  const double ulps = float_ulps<T>() + 2;  // one more factor (and rounding) than a GLU
-  // sigmoid(alpha x) below the compute type's normal range is subnormal there: absolute error of
-  // its smallest step, scaled by the factors multiplied in after it
-  const double tiny = ulp_of<C>(0.0);
-  const double xa = std::fabs(std::fmin(to_double(a), ref.limit));
-  // a slack scale: 0 where it is not finite (NaN or inf inputs leave the exact comparison)
-  const auto scale = [](double v) { return std::isfinite(v) ? v : 0.0; };
-  const T out = from_compute<T>(forward(ac, bc));
-  const auto [da, db] = backward(ac, bc, dyc);
-  const T da_t = from_compute<T>(da), db_t = from_compute<T>(db);
-  std::size_t bad = 0;
-  const auto expect = [&](bool ok, const char* what, T got, double want) {
-    if (ok) return;
-    if (++bad <= 4) {
-      FAIL_CHECK(type_name<T>() << " " << what << ": a=" << describe(a) << " b=" << describe(b)
-                                << " dy=" << describe(dy) << " alpha=" << gate.alpha
-                                << " limit=" << gate.limit << " got " << describe(got) << " want "
-                                << want);
-    }
-  };
-  expect(close_to(out, ref.out, ulps, 4 * tiny * scale(xa * ref.up_abs)), "out", out, ref.out);
-  // da: silu_alpha' crosses zero (cancellation in s + alpha y (1 - s)): slack relative to dy * up
-  expect(close_to(da_t, ref.da, ulps, 4 * epsilon<T>() * scale(ref.dy_up_abs)), "da", da_t, ref.da);
-  expect(close_to(db_t, ref.db, ulps, 4 * tiny * scale(xa * std::fabs(to_double(dy)))), "db", db_t,
-         ref.db);
-  return bad;
+  const T out = from_compute<T>(forward(to_compute(a), to_compute(b)));
+  const auto [da, db] = backward(to_compute(a), to_compute(b), to_compute(dy));
+  const std::string off =
+      clamped_off<T>(gate, a, b, dy, out, from_compute<T>(da), from_compute<T>(db));
+  if (off.empty()) return 0;
+  FAIL_CHECK(type_name<T>() << off << ": a=" << describe(a) << " b=" << describe(b)
+                            << " dy=" << describe(dy) << " alpha=" << gate.alpha
+                            << " limit=" << gate.limit << " out " << describe(out) << " da "
+                            << describe(from_compute<T>(da)) << " db "
+                            << describe(from_compute<T>(db)));
+  return 1;
 }
 
 }  // namespace
