@@ -220,9 +220,6 @@ void run_type(const options& o, const buffers& b, const char* dtype) {
       [&] { BENCH_CHECK(cuact::gate_forward_packed(clamped, ab, y, rows, cols)); });
   row("swiglu clamped bwd (packed)", 5 * n * s,
       [&] { BENCH_CHECK(cuact::gate_backward_packed(clamped, ab, dy, dab, rows, cols)); });
-  // gpt-oss's interleaved gate_up (a = ab[..., ::2], b = ab[..., 1::2]): rows of one pair
-  row("swiglu clamped fwd (interleaved pairs)", 3 * n * s,
-      [&] { BENCH_CHECK(cuact::gate_forward_packed(clamped, ab, y, n, std::size_t(1))); });
   // ---- bias + GELU ----
   T* x = ab;
   T* bias = dab + 2 * n - cols;  // the tail of the gradient buffer: no overlap with the others

@@ -242,8 +242,9 @@ def swiglu_clamped(a, b, alpha=1.702, limit=7.0):
 def swiglu_clamped_packed(ab, alpha=1.702, limit=7.0, *, dim=-1, interleaved=False):
     """swiglu_clamped of ab's two halves along dim (a first), or with interleaved=True of its even
     and odd elements along the last dim (gpt-oss's gate_up: a = ab[..., ::2], b = ab[..., 1::2]).
-    Interleaved pairs are rows of two elements of the packed op: one pass, no copy of a
-    contiguous ab."""
+    Interleaved: one torch copy makes each row [a | b] (a transpose of its pairs), then the packed
+    op's one pass; the packed op on rows of a single pair would need no copy, but its row walk
+    over one-element rows is far slower than the copy."""
     if not _runs(ab, "gated_swiglu_clamped_packed"):
         if interleaved:
             return _swiglu_clamped_reference(ab[..., ::2], ab[..., 1::2], alpha, limit)
@@ -254,8 +255,9 @@ def swiglu_clamped_packed(ab, alpha=1.702, limit=7.0, *, dim=-1, interleaved=Fal
         if ab.dim() == 0 or ab.shape[-1] % 2:
             raise RuntimeError("gated_swiglu_clamped_packed: interleaved pairs need an even last "
                                f"dimension, got shape {list(ab.shape)}")
-        out = op(ab.reshape(-1, 2), alpha, limit, activate_first=True)
-        return out.reshape(*ab.shape[:-1], ab.shape[-1] // 2)
+        half = ab.shape[-1] // 2
+        halves = ab.unflatten(-1, (half, 2)).transpose(-1, -2)  # [..., 2, half]: a, then b
+        return op(halves.reshape(*ab.shape[:-1], 2 * half), alpha, limit, activate_first=True)
     d = dim + ab.dim() if dim < 0 else dim
     if d == ab.dim() - 1:
         return op(ab, alpha, limit, activate_first=True)

@@ -13,7 +13,8 @@ is replaced by cuact_torch.nn's module, and the gated MLPs get a fused forward:
 - GPT-2, BERT: their GELU modules (the activation replacement).
 - gpt-oss (GptOssExperts, whose gate_up interleaves gate and up: gate_up[..., ::2],
   gate_up[..., 1::2]): its _apply_gate becomes cuact's clamped SwiGLU over the interleaved pairs
-  (functional.swiglu_clamped_packed(interleaved=True), one pass, no copy). transformers versions
+  (functional.swiglu_clamped_packed(interleaved=True): one copy to [gate | up], one fused pass;
+  the backward likewise). transformers versions
   whose experts' forward computes the gate inline, with no _apply_gate, keep their torch
   expression (the forward holds the expert loop and routing too), and the report says so. On a class, the MLP classes of its modeling module get the fused forward and
 transformers' ACT2CLS entries get cuact's modules (for every model built afterwards).
