@@ -112,6 +112,10 @@ template <class Gate, class C>
 constexpr void check_gate() {
   static_assert(cuda::std::is_copy_constructible_v<Gate>,
                 "cuact: a gate must be copyable (it is passed to the kernel by value)");
+  // an activation's operator()(C x, R = {}) also takes two arguments, and fails deep inside
+  static_assert(!cuda::std::is_invocable_v<const Gate&, C>,
+                "cuact: this is an activation (operator()(C x)), not a gate: use "
+                "cuact::gated_forward / gated_backward, or the gate cuact::activation_gate<A>{act}");
   static_assert(cuda::std::is_invocable_r_v<C, const Gate&, C, C>,
                 "cuact: a gate must provide `template <class C> __host__ __device__ C "
                 "operator()(C a, C b) const`, callable with the compute type C");
