@@ -140,6 +140,20 @@ def test_backward(dtype, params):
     assert torch.equal(gab.nan_to_num(), op("_packed_backward")(dy, ab_g.detach(), alpha, limit).nan_to_num())
 
 
+def test_memory_inplace_backward():
+    """cuact_torch.memory.gated with a gate family: da over a, db over b, the op's gradients."""
+    a = torch.randn(64, 40, device="cuda", dtype=torch.float32) * 4
+    b = torch.randn(64, 40, device="cuda", dtype=torch.float32) * 4
+    dy = torch.randn(64, 40, device="cuda")
+    want = op("_backward")(dy, a, b, 1.0, 2.5)
+    a_in, b_in = (a * 1.0).requires_grad_(), (b * 1.0).requires_grad_()
+    h_a, h_b = a_in * 1.0, b_in * 1.0  # intermediates, dead after the backward
+    out = cuact_torch.memory.gated(h_a, h_b, "swiglu_clamped", inplace_backward=True, params=(1.0, 2.5))
+    torch.testing.assert_close(out, reference(a, b, 1.0, 2.5), rtol=1e-5, atol=1e-6)
+    ga, gb = torch.autograd.grad(out, (a_in, b_in), dy)
+    assert torch.equal(ga, want[0]) and torch.equal(gb, want[1])
+
+
 def test_sizes_and_alignment():
     """Sizes straddling the vector widths, offset (misaligned) views, 16-bit and float32."""
     for dtype in (torch.bfloat16, torch.float32):
