@@ -5,7 +5,8 @@
     torch.ops.cuact.relu_(x)                # in place; bumps x's version; keeps a gradient
     torch.ops.cuact.relu.out(x, out=y)
     dx = torch.ops.cuact.selu_backward(dy, x)
-    cuact_torch.selu(x)                     # the same ops, as module attributes
+    cuact_torch.selu(x)                     # the same ops, as module attributes (.default where
+                                            # an op has one overload)
 
     out = torch.ops.cuact.gated_silu(a, b)  # fused: silu(a) * b (SwiGLU) in one pass, autograd
     out = torch.ops.cuact.gated_silu_packed(ab)                        # ab [..., 2c] -> [..., c]
@@ -53,16 +54,20 @@ _names += [op.format(n) + s for n in FUSED
            for op in ("gated_{}", "gated_{}_packed", "bias_{}", "cast_{}", "quantize_{}")
            for s in ("", "_backward")]
 _names += [n + s for n in GATES for s in ("", "_packed", "_backward", "_packed_backward")]
+_packet = None
 for _name in _names:
     if hasattr(ops, _name):
-        globals()[_name] = getattr(ops, _name)
+        # an op of one overload is bound as that overload: calling a packet first picks an
+        # overload by the arguments; NAME keeps its packet (NAME.out beside NAME.default)
+        _packet = getattr(ops, _name)
+        globals()[_name] = _packet.default if _packet.overloads() == ["default"] else _packet
         __all__.append(_name)
-del _name, _names
+del _name, _names, _packet
 from . import _memory as memory  # noqa: E402  (relu(x, save_mask=True), gated(..., inplace_backward=True))
 from ._compile import compile_mode, decomposed_ops  # noqa: E402,F401  (torch.compile: fuse or kernel)
 
 from . import functional, nn  # noqa: E402  (they look up the ops registered above)
 from .patch import patch  # noqa: E402
-from . import dtensor as _dtensor  # noqa: E402
+from . import dtensor  # noqa: E402
 
-_dtensor.register()  # DTensor sharding rules where torch.distributed is available
+dtensor.hook()  # DTensor sharding rules, once torch.distributed.tensor is imported

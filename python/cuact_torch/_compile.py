@@ -385,7 +385,7 @@ def _sync():
 
 def install():
     """Puts the decompositions into inductor's table (once). Importing inductor costs a second or
-    more, so cuact_torch's import leaves it to the first torch.compile (see _hook)."""
+    more, so cuact_torch's import leaves it to the first torch.compile (see hook)."""
     if _installed["done"]:
         return
     import importlib
@@ -396,39 +396,11 @@ def install():
     _register_into(inductor_decomposition.decompositions)
 
 
-class _AfterImport:
-    """Runs install() right after torch._inductor.decomposition is first imported, so that
-    `import cuact_torch` does not import inductor itself."""
-    target = "torch._inductor.decomposition"
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname != self.target:
-            return None
-        sys.meta_path.remove(self)
-        import importlib.util
-        spec = importlib.util.find_spec(fullname)
-        if spec is None or spec.loader is None:
-            return spec
-        loader = spec.loader
-        original = loader.exec_module
-
-        def exec_module(module):
-            original(module)
-            try:
-                install()
-            except Exception as error:  # a compile without cuact's decompositions still works
-                import warnings
-                warnings.warn(f"cuact_torch: decompositions for torch.compile not installed: {error!r}")
-        loader.exec_module = exec_module
-        return spec
-
-
 def hook():
-    """Installs now if inductor's decompositions are loaded, else right after they load."""
-    if "torch._inductor.decomposition" in sys.modules:
-        install()
-    elif not any(isinstance(f, _AfterImport) for f in sys.meta_path):
-        sys.meta_path.insert(0, _AfterImport())
+    """Installs now if inductor's decompositions are loaded, else right after they load, so that
+    `import cuact_torch` does not import inductor itself."""
+    from ._hooks import after_import
+    after_import("torch._inductor.decomposition", install, "decompositions for torch.compile")
 
 
 hook()

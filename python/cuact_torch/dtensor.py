@@ -13,10 +13,14 @@ Rules, for each mesh dimension (DTensor expands them over the mesh):
   over the ranks' rows), reduced where DTensor needs it;
 - quantize ops: amax is a maximum over the whole tensor, so they take replicated x only and
   refuse any sharding with a message.
+
+Importing DTensor costs more than the rest of `import cuact_torch`, so the rules are registered
+when the program imports torch.distributed.tensor (hook(); at once if it already has), or by an
+explicit register().
 """
 import torch
 
-__all__ = ["register", "REGISTERED"]
+__all__ = ["register", "hook", "REGISTERED"]
 
 REGISTERED = []  # the op overloads with rules
 
@@ -154,3 +158,10 @@ def register():
         except Exception:  # an op DTensor cannot take a rule for: left without one
             pass
     return REGISTERED
+
+
+def hook():
+    """Registers the rules now if torch.distributed.tensor is imported, else right after its
+    first import (a DTensor cannot exist before it)."""
+    from ._hooks import after_import
+    after_import("torch.distributed.tensor", register, "DTensor sharding rules")

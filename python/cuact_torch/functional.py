@@ -13,6 +13,8 @@ torch's). Any other name (F.softmax, F.prelu, ...) is torch.nn.functional's.
 import torch
 import torch.nn.functional as _F
 
+from . import _fakes
+
 _DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 _ops = torch.ops.cuact
 
@@ -23,24 +25,43 @@ __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_",
            "swiglu_clamped_packed"]
 
 
+def _bind():
+    """{op name: torch.ops.cuact.<name>.default} for the ops these functions call: the overloads
+    themselves, since a packet's call first picks an overload by the arguments. Built once, so
+    that a call (or torch.compile's trace of one) does a plain dict lookup."""
+    names = [n + s for n in _fakes.discover("cuact") for s in ("", "_")]
+    names += ["gated_" + n + s for n in _fakes.discover_fused("cuact") for s in ("", "_packed")]
+    names += [g + s for g in _fakes.discover_gates("cuact") for s in ("", "_packed")]
+    return {n: getattr(_ops, n).default for n in names if hasattr(_ops, n)}
+
+
+_bound = _bind()
+
+
 def _op(name):
-    """torch.ops.cuact.<name>, or None where the library has no such op."""
-    return getattr(_ops, name) if hasattr(_ops, name) else None
+    """torch.ops.cuact.<name>.default, or None where the library has no such op."""
+    return _bound.get(name)
+
+
+def _computes(x):
+    """Whether x is a tensor cuact computes over: CUDA, strided, of a cuact dtype."""
+    return (isinstance(x, torch.Tensor) and x.is_cuda and x.dtype in _DTYPES
+            and x.layout == torch.strided)
 
 
 def _runs(x, name):
     """Whether cuact computes op `name` over x (else torch does)."""
-    return (isinstance(x, torch.Tensor) and x.dtype in _DTYPES and x.layout == torch.strided
-            and x.device.type == "cuda" and hasattr(_ops, name))
+    return _computes(x) and _op(name) is not None
 
 
 def _apply(name, x, params, inplace, fallback):
-    if not _runs(x, name):
+    op = _op(name + "_") if inplace else _op(name)
+    if op is None or not _computes(x):
         return fallback()
     if inplace:
-        getattr(_ops, name + "_")(x, *params)
+        op(x, *params)
         return x
-    return getattr(_ops, name)(x, *params)
+    return op(x, *params)
 
 
 def relu(input, inplace=False):
@@ -186,9 +207,10 @@ def glu(input, dim=-1):
     d = dim + input.dim() if dim < 0 else dim
     if not 0 <= d < input.dim() or input.shape[d] % 2:
         return fallback()  # torch's IndexError or "Halving dimension must be even"
+    op = _op("gated_sigmoid_packed")
     if d == input.dim() - 1:
-        return _ops.gated_sigmoid_packed(input, activate_first=False)
-    return _packed_along(_ops.gated_sigmoid_packed, input, d, (), False)
+        return op(input, activate_first=False)
+    return _packed_along(op, input, d, (), False)
 
 
 def _packed_along(op, ab, d, params, activate_first):
@@ -206,7 +228,8 @@ def _packed_along(op, ab, d, params, activate_first):
 
 def gated(name, a, b, *params):
     """act(a) * b in one pass (cuact.gated_<name>: silu is SwiGLU, gelu / gelu_tanh GeGLU)."""
-    return getattr(_ops, "gated_" + name)(a, b, *params)
+    op = _op("gated_" + name) or getattr(_ops, "gated_" + name)  # AttributeError where absent
+    return op(a, b, *params)
 
 
 def gated_packed(name, ab, *params, dim=-1, activate_first=True):
@@ -236,7 +259,7 @@ def swiglu_clamped(a, b, alpha=1.702, limit=7.0):
     formula where cuact does not run (CPU tensors, other dtypes)."""
     if not (_runs(a, "gated_swiglu_clamped") and _runs(b, "gated_swiglu_clamped")):
         return _swiglu_clamped_reference(a, b, alpha, limit)
-    return _ops.gated_swiglu_clamped(a, b, alpha, limit)
+    return _op("gated_swiglu_clamped")(a, b, alpha, limit)
 
 
 def swiglu_clamped_packed(ab, alpha=1.702, limit=7.0, *, dim=-1, interleaved=False):
@@ -250,7 +273,7 @@ def swiglu_clamped_packed(ab, alpha=1.702, limit=7.0, *, dim=-1, interleaved=Fal
             return _swiglu_clamped_reference(ab[..., ::2], ab[..., 1::2], alpha, limit)
         a, b = ab.chunk(2, dim=dim)
         return _swiglu_clamped_reference(a, b, alpha, limit)
-    op = _ops.gated_swiglu_clamped_packed
+    op = _op("gated_swiglu_clamped_packed")
     if interleaved:
         if ab.dim() == 0 or ab.shape[-1] % 2:
             raise RuntimeError("gated_swiglu_clamped_packed: interleaved pairs need an even last "
