@@ -158,6 +158,10 @@ void fused_bodies() {
 template __global__ void run(outputs_of<cuact::gated_op<cuact::silu, bf16>, 8, bf16>::params<bf16, bf16>);
 template __global__ void run(
     outputs_of<cuact::gated_gradient_op<cuact::silu, bf16>, 8, bf16, bf16>::params<bf16, bf16, bf16>);
+template __global__ void run(
+    outputs_of<cuact::gate_op<cuact::clamped_swiglu, bf16>, 8, bf16>::params<bf16, bf16>);
+template __global__ void run(outputs_of<cuact::gate_gradient_op<cuact::clamped_swiglu, float>, 4, float,
+                                        float>::params<float, float, float>);
 template __global__ void run(outputs_of<cuact::bias_op<cuact::gelu, float>, 4, float>::params<float, float>);
 template __global__ void run(
     outputs_of<cuact::bias_gradient_op<cuact::gelu, float>, 4, float>::params<float, float, float>);

@@ -15,6 +15,7 @@
     y16 = torch.ops.cuact.cast_silu(x, dtype=torch.bfloat16)           # silu(x) rounded once to bf16
     q, amax = torch.ops.cuact.quantize_gelu(x, scale=scale)            # fp8 e4m3 of gelu(x) * scale
     cuact_torch.FUSED                       # the activations with fused ops
+    out = torch.ops.cuact.gated_swiglu_clamped(a, b, alpha=1.702, limit=7.0)   # gpt-oss's gate
 
     swish = cuact_torch.activation("swish", "x / (C(1) + exp(-x))",
                                    derivative="C s = C(1) / (C(1) + exp(-x)); return s * (C(1) + x * (C(1) - s));")
@@ -39,18 +40,20 @@ try:
     from ._version import __version__  # written by setup.py into the built package
 except ImportError:  # a checkout: the headers beside it
     __version__ = _version()
-__all__ = ["FAMILIES", "FUSED", "LOADED_FROM", "activation", "include_dir", "register_fakes", "ops",
+__all__ = ["FAMILIES", "FUSED", "GATES", "LOADED_FROM", "activation", "include_dir", "register_fakes", "ops",
            "functional", "nn", "patch", "__version__"]
 
 LOADED_FROM = _load.load()  # "installed" or "jit"
 FAMILIES = register_fakes("cuact")  # e.g. ["relu", "selu"]; the fused ops' fakes too
 FUSED = _fakes.discover_fused("cuact")  # e.g. ["relu", "sigmoid", "silu", "gelu", "gelu_tanh"]
+GATES = _fakes.discover_gates("cuact")  # gate families, e.g. ["gated_swiglu_clamped"]
 ops = torch.ops.cuact
 
 _names = [n + s for n in FAMILIES for s in ("", "_", "_backward", "_backward_from_output")]
 _names += [op.format(n) + s for n in FUSED
            for op in ("gated_{}", "gated_{}_packed", "bias_{}", "cast_{}", "quantize_{}")
            for s in ("", "_backward")]
+_names += [n + s for n in GATES for s in ("", "_packed", "_backward", "_packed_backward")]
 _packet = None
 for _name in _names:
     if hasattr(ops, _name):

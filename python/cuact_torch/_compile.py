@@ -181,6 +181,68 @@ def _cast_backward(name):
     return backward
 
 
+# ---- gates: (forward, (da, db)) of gate(a, b, *params), in opmath ----
+
+def _swiglu_clamped(a, b, alpha=1.702, limit=7.0):
+    x = a.clamp(max=limit)
+    return x * torch.sigmoid(alpha * x) * (b.clamp(min=-limit, max=limit) + 1)
+
+
+def _swiglu_clamped_grad(g, a, b, alpha=1.702, limit=7.0):
+    # 1 - s as sigmoid(-alpha x): the subtraction cancels where alpha x >> 0
+    x = a.clamp(max=limit)
+    s, c = torch.sigmoid(alpha * x), torch.sigmoid(-alpha * x)
+    y = x * s
+    up = b.clamp(min=-limit, max=limit) + 1
+    da = _where(a <= limit, g * up * (s + alpha * y * c))
+    db = _where((b >= -limit) & (b <= limit), g * y)
+    return da, db
+
+
+_GATES = {"gated_swiglu_clamped": (_swiglu_clamped, _swiglu_clamped_grad)}
+
+
+def _gate(name):
+    def forward(a, b, *params):
+        return _GATES[name][0](_opmath(a), _opmath(b), *params).to(a.dtype)
+    return forward
+
+
+def _gate_backward(name):
+    def backward(grad, a, b, *params):
+        da, db = _GATES[name][1](_opmath(grad), _opmath(a), _opmath(b), *params)
+        return da.to(a.dtype), db.to(a.dtype)
+    return backward
+
+
+def _gate_packed(name):
+    def forward(ab, *params, activate_first=True):
+        a, b = _halves(ab, activate_first)
+        return _GATES[name][0](a, b, *params).to(ab.dtype).contiguous()
+    return forward
+
+
+def _gate_packed_backward(name):
+    def backward(grad, ab, *params, activate_first=True):
+        a, b = _halves(ab, activate_first)
+        da, db = _GATES[name][1](_opmath(grad), a, b, *params)
+        parts = [da, db] if activate_first else [db, da]
+        return torch.cat(parts, dim=-1).to(ab.dtype)
+    return backward
+
+
+def _gate_candidates(gates):
+    """(op name, decomposition) for the gate families of this build with a formula in _GATES."""
+    out = []
+    for name in gates:
+        if name not in _GATES:
+            continue
+        out += [(name, _gate(name)), (name + "_packed", _gate_packed(name)),
+                (name + "_backward", _gate_backward(name)),
+                (name + "_packed_backward", _gate_packed_backward(name))]
+    return out
+
+
 # ---- the mode ----
 
 def _family_of(op_name):
@@ -292,7 +354,11 @@ def _candidates(families, fused):
 
 def _register_into(table):
     from . import FAMILIES, FUSED
-    for name, fn in _candidates(FAMILIES, FUSED):
+    from ._fakes import discover_gates
+    candidates = _candidates(FAMILIES, FUSED)
+    candidates += [(n, fn) for n, fn in _gate_candidates(discover_gates("cuact"))
+                   if hasattr(torch.ops.cuact, n)]
+    for name, fn in candidates:
         op = getattr(torch.ops.cuact, name).default
         _registered[name] = op
         _decompositions[name] = _guarded(name, fn)

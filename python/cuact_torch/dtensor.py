@@ -3,7 +3,8 @@
 Rules, for each mesh dimension (DTensor expands them over the mesh):
 - unary ops (forward, in place, backward, backward_from_output, cast and its backward): any
   Replicate or Shard(d), the result placed as the input (elementwise: no communication);
-- gated ops and their backwards: a, b (and grad) sharded alike;
+- gated ops and their backwards (gate families such as gated_swiglu_clamped too): a, b (and
+  grad) sharded alike;
 - packed gated ops: Shard(d) for any d but the last; under Shard(last) each rank would hold a
   slice of [a | b] that is not its own [a_i | b_i], so the op refuses with a message (shard a and
   b separately, e.g. two column-parallel linears, and use gated_NAME);
@@ -143,6 +144,10 @@ def register():
                   ("bias_" + n, _bias(False)), ("bias_" + n + "_backward", _bias(True)),
                   ("cast_" + n, _elementwise(1)), ("cast_" + n + "_backward", _elementwise(1)),
                   ("quantize_" + n, _quantize("quantize_" + n))]
+    for g in _fakes.discover_gates("cuact"):  # gate families: the gated ops' rules
+        p = g + "_packed"
+        rules += [(g, _elementwise(1)), (g + "_backward", _elementwise(2)),
+                  (p, _packed(1, p)), (p + "_backward", _packed(1, p + "_backward"))]
     for name, rule in rules:
         op = _overload(name)
         if op is None:

@@ -21,7 +21,8 @@ _ops = torch.ops.cuact
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_",
            "celu", "celu_", "gelu", "silu", "mish", "hardswish", "hardsigmoid", "hardtanh",
            "hardtanh_", "softplus", "threshold", "threshold_", "sigmoid", "tanh", "logsigmoid",
-           "softsign", "tanhshrink", "softshrink", "hardshrink", "glu"]
+           "softsign", "tanhshrink", "softshrink", "hardshrink", "glu", "swiglu_clamped",
+           "swiglu_clamped_packed"]
 
 
 def _bind():
@@ -30,6 +31,7 @@ def _bind():
     that a call (or torch.compile's trace of one) does a plain dict lookup."""
     names = [n + s for n in _fakes.discover("cuact") for s in ("", "_")]
     names += ["gated_" + n + s for n in _fakes.discover_fused("cuact") for s in ("", "_packed")]
+    names += [g + s for g in _fakes.discover_gates("cuact") for s in ("", "_packed")]
     return {n: getattr(_ops, n).default for n in names if hasattr(_ops, n)}
 
 
@@ -244,6 +246,51 @@ def gated_packed(name, ab, *params, dim=-1, activate_first=True):
         raise RuntimeError(f"gated_{name}_packed: halving dimension must be even, but dimension "
                            f"{d} is size {ab.shape[d]}")
     return _packed_along(op, ab, d, params, activate_first)
+
+
+def _swiglu_clamped_reference(a, b, alpha, limit):
+    x = a.clamp(max=limit)
+    return x * torch.sigmoid(alpha * x) * (b.clamp(min=-limit, max=limit) + 1)
+
+
+def swiglu_clamped(a, b, alpha=1.702, limit=7.0):
+    """gpt-oss's clamped SwiGLU in one pass (cuact.gated_swiglu_clamped):
+    x * sigmoid(alpha * x) * (b.clamp(-limit, limit) + 1) with x = a.clamp(max=limit), torch's
+    formula where cuact does not run (CPU tensors, other dtypes)."""
+    if not (_runs(a, "gated_swiglu_clamped") and _runs(b, "gated_swiglu_clamped")):
+        return _swiglu_clamped_reference(a, b, alpha, limit)
+    return _op("gated_swiglu_clamped")(a, b, alpha, limit)
+
+
+def swiglu_clamped_packed(ab, alpha=1.702, limit=7.0, *, dim=-1, interleaved=False):
+    """swiglu_clamped of ab's two halves along dim (a first), or with interleaved=True of its even
+    and odd elements along the last dim (gpt-oss's gate_up: a = ab[..., ::2], b = ab[..., 1::2]).
+    Interleaved: one torch copy makes each row [a | b] (a transpose of its pairs), then the packed
+    op's one pass; the packed op on rows of a single pair would need no copy, but its row walk
+    over one-element rows is far slower than the copy."""
+    if not _runs(ab, "gated_swiglu_clamped_packed"):
+        if interleaved:
+            return _swiglu_clamped_reference(ab[..., ::2], ab[..., 1::2], alpha, limit)
+        a, b = ab.chunk(2, dim=dim)
+        return _swiglu_clamped_reference(a, b, alpha, limit)
+    op = _op("gated_swiglu_clamped_packed")
+    if interleaved:
+        if ab.dim() == 0 or ab.shape[-1] % 2:
+            raise RuntimeError("gated_swiglu_clamped_packed: interleaved pairs need an even last "
+                               f"dimension, got shape {list(ab.shape)}")
+        half = ab.shape[-1] // 2
+        halves = ab.unflatten(-1, (half, 2)).transpose(-1, -2)  # [..., 2, half]: a, then b
+        return op(halves.reshape(*ab.shape[:-1], 2 * half), alpha, limit, activate_first=True)
+    d = dim + ab.dim() if dim < 0 else dim
+    if d == ab.dim() - 1:
+        return op(ab, alpha, limit, activate_first=True)
+    if not 0 <= d < ab.dim():
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ab.dim()}, "
+                         f"{ab.dim() - 1}], but got {dim})")
+    if ab.shape[d] % 2:
+        raise RuntimeError(f"gated_swiglu_clamped_packed: halving dimension must be even, but "
+                           f"dimension {d} is size {ab.shape[d]}")
+    return _packed_along(op, ab, d, (alpha, limit), True)
 
 
 def __getattr__(name):
