@@ -597,7 +597,11 @@ struct family<Policy, std::index_sequence<I...>> {
     return at::GradMode::is_enabled() && t.requires_grad();
   }
 
-  static Tensor forward_autograd(const Tensor& x, as_double<I>... p) {
+  /// The autograd kernels pass a call that records nothing on to the next kernel with the keys
+  /// the dispatcher already computed (`keys & after_autograd_keyset`), as PyTorch's generated
+  /// autograd kernels do, rather than dispatching anew; the guard still covers the ops the
+  /// kernels below run (at::empty).
+  static Tensor forward_autograd(c10::DispatchKeySet keys, const Tensor& x, as_double<I>... p) {
     if constexpr (has_backward) {
       if (wants_grad(x)) return forward_function::apply(x, p...);
     } else {
@@ -606,10 +610,10 @@ struct family<Policy, std::index_sequence<I...>> {
                   "derivative (give its type a `derivative(C x)` member)");
     }
     at::AutoDispatchBelowADInplaceOrView guard;
-    return forward_op().call(x, p...);
+    return forward_op().redispatch(keys & c10::after_autograd_keyset, x, p...);
   }
 
-  static void inplace_autograd(Tensor& x, as_double<I>... p) {
+  static void inplace_autograd(c10::DispatchKeySet keys, Tensor& x, as_double<I>... p) {
     if constexpr (has_backward) {
       if (wants_grad(x)) {
         TORCH_CHECK(!x.is_leaf(),
@@ -624,16 +628,18 @@ struct family<Policy, std::index_sequence<I...>> {
                   ": x requires grad but this activation has no "
                   "derivative (give its type a `derivative(C x)` member)");
     }
-    at::AutoDispatchBelowAutograd guard;  // ADInplaceOrView still runs: it bumps the version
-    inplace_op().call(x, p...);
+    at::AutoDispatchBelowAutograd guard;
+    // ADInplaceOrView is after autograd: its kernel still runs and bumps the version
+    inplace_op().redispatch(keys & c10::after_autograd_keyset, x, p...);
   }
 
-  static void out_autograd(const Tensor& x, as_double<I>... p, Tensor& out) {
+  static void out_autograd(c10::DispatchKeySet keys, const Tensor& x, as_double<I>... p,
+                           Tensor& out) {
     TORCH_CHECK(!(wants_grad(x) || wants_grad(out)), op_name(".out"),
                 "(): functions with out=... arguments don't support automatic differentiation, "
                 "but one of the arguments requires grad.");
     at::AutoDispatchBelowAutograd guard;
-    out_op().call(x, p..., out);
+    out_op().redispatch(keys & c10::after_autograd_keyset, x, p..., out);
   }
 
   /// Defines the schemas and registers every kernel. `ns` must be the library's namespace.

@@ -15,7 +15,10 @@ import torch.nn.functional as _F
 
 from . import _fakes
 
-_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+# Most used first: `in` on a tuple stops at the first match (and torch.compile folds it).
+_DTYPES = (torch.float32, torch.bfloat16, torch.float16, torch.float64)
+_Tensor = torch.Tensor
+_strided = torch.strided
 _ops = torch.ops.cuact
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_",
@@ -27,8 +30,7 @@ __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_",
 
 def _bind():
     """{op name: torch.ops.cuact.<name>.default} for the ops these functions call: the overloads
-    themselves, since a packet's call first picks an overload by the arguments. Built once, so
-    that a call (or torch.compile's trace of one) does a plain dict lookup."""
+    themselves, since a packet's call first picks an overload by the arguments."""
     names = [n + s for n in _fakes.discover("cuact") for s in ("", "_")]
     names += ["gated_" + n + s for n in _fakes.discover_fused("cuact") for s in ("", "_packed")]
     names += [g + s for g in _fakes.discover_gates("cuact") for s in ("", "_packed")]
@@ -45,8 +47,8 @@ def _op(name):
 
 def _computes(x):
     """Whether x is a tensor cuact computes over: CUDA, strided, of a cuact dtype."""
-    return (isinstance(x, torch.Tensor) and x.is_cuda and x.dtype in _DTYPES
-            and x.layout == torch.strided)
+    return (isinstance(x, _Tensor) and x.is_cuda and x.dtype in _DTYPES
+            and x.layout == _strided)
 
 
 def _runs(x, name):
@@ -54,144 +56,271 @@ def _runs(x, name):
     return _computes(x) and _op(name) is not None
 
 
-def _apply(name, x, params, inplace, fallback):
-    op = _op(name + "_") if inplace else _op(name)
-    if op is None or not _computes(x):
-        return fallback()
-    if inplace:
-        op(x, *params)
-        return x
-    return op(x, *params)
+# Each activation's functional and in-place overloads, bound once (None where the library lacks
+# them). The functions below spell out _computes inline and call these directly: a call costs a
+# few attribute reads over the op's own, with no helper frames, closures or argument tuples.
+_relu, _relu_ = _op("relu"), _op("relu_")
+_relu6, _relu6_ = _op("relu6"), _op("relu6_")
+_leaky_relu, _leaky_relu_ = _op("leaky_relu"), _op("leaky_relu_")
+_elu, _elu_ = _op("elu"), _op("elu_")
+_selu, _selu_ = _op("selu"), _op("selu_")
+_celu, _celu_ = _op("celu"), _op("celu_")
+_gelu, _gelu_tanh = _op("gelu"), _op("gelu_tanh")
+_silu, _silu_ = _op("silu"), _op("silu_")
+_mish, _mish_ = _op("mish"), _op("mish_")
+_hardswish, _hardswish_ = _op("hardswish"), _op("hardswish_")
+_hardsigmoid, _hardsigmoid_ = _op("hardsigmoid"), _op("hardsigmoid_")
+_hardtanh, _hardtanh_ = _op("hardtanh"), _op("hardtanh_")
+_softplus = _op("softplus")
+_threshold, _threshold_ = _op("threshold"), _op("threshold_")
+_sigmoid, _tanh, _logsigmoid = _op("sigmoid"), _op("tanh"), _op("logsigmoid")
+_softsign, _tanhshrink = _op("softsign"), _op("tanhshrink")
+_softshrink, _hardshrink = _op("softshrink"), _op("hardshrink")
+_glu = _op("gated_sigmoid_packed")
 
 
 def relu(input, inplace=False):
-    return _apply("relu", input, (), inplace, lambda: _F.relu(input, inplace=inplace))
+    if (_relu is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        if inplace:
+            _relu_(input)
+            return input
+        return _relu(input)
+    return _F.relu(input, inplace=inplace)
 
 
 def relu_(input):
-    return relu(input, inplace=True)
+    if (_relu is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        _relu_(input)
+        return input
+    return _F.relu(input, inplace=True)
 
 
 def relu6(input, inplace=False):
-    return _apply("relu6", input, (), inplace, lambda: _F.relu6(input, inplace=inplace))
+    if (_relu6 is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        if inplace:
+            _relu6_(input)
+            return input
+        return _relu6(input)
+    return _F.relu6(input, inplace=inplace)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return _apply("leaky_relu", input, (float(negative_slope),), inplace,
-                  lambda: _F.leaky_relu(input, negative_slope, inplace=inplace))
+    if (_leaky_relu is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        if inplace:
+            _leaky_relu_(input, float(negative_slope))
+            return input
+        return _leaky_relu(input, float(negative_slope))
+    return _F.leaky_relu(input, negative_slope, inplace=inplace)
 
 
 def leaky_relu_(input, negative_slope=0.01):
-    return leaky_relu(input, negative_slope, inplace=True)
+    if (_leaky_relu is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        _leaky_relu_(input, float(negative_slope))
+        return input
+    return _F.leaky_relu(input, negative_slope, inplace=True)
 
 
 def elu(input, alpha=1.0, inplace=False):
-    return _apply("elu", input, (float(alpha),), inplace, lambda: _F.elu(input, alpha, inplace=inplace))
+    if (_elu is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        if inplace:
+            _elu_(input, float(alpha))
+            return input
+        return _elu(input, float(alpha))
+    return _F.elu(input, alpha, inplace=inplace)
 
 
 def elu_(input, alpha=1.0):
-    return elu(input, alpha, inplace=True)
+    if (_elu is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        _elu_(input, float(alpha))
+        return input
+    return _F.elu(input, alpha, inplace=True)
 
 
 def selu(input, inplace=False):
-    return _apply("selu", input, (), inplace, lambda: _F.selu(input, inplace=inplace))
+    if (_selu is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        if inplace:
+            _selu_(input)
+            return input
+        return _selu(input)
+    return _F.selu(input, inplace=inplace)
 
 
 def selu_(input):
-    return selu(input, inplace=True)
+    if (_selu is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        _selu_(input)
+        return input
+    return _F.selu(input, inplace=True)
 
 
 def celu(input, alpha=1.0, inplace=False):
-    fallback = lambda: _F.celu(input, alpha, inplace=inplace)  # noqa: E731
-    if alpha == 0:  # torch's own error (ZeroDivisionError), not cuact's refusal
-        return fallback()
-    return _apply("celu", input, (float(alpha),), inplace, fallback)
+    # alpha == 0 goes to torch for its own error (ZeroDivisionError), not cuact's refusal
+    if (alpha != 0 and _celu is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        if inplace:
+            _celu_(input, float(alpha))
+            return input
+        return _celu(input, float(alpha))
+    return _F.celu(input, alpha, inplace=inplace)
 
 
 def celu_(input, alpha=1.0):
-    return celu(input, alpha, inplace=True)
+    if (alpha != 0 and _celu is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        _celu_(input, float(alpha))
+        return input
+    return _F.celu(input, alpha, inplace=True)
 
 
 def gelu(input, approximate="none"):
     """approximate="none" is cuact.gelu, "tanh" cuact.gelu_tanh; torch raises for any other."""
-    fallback = lambda: _F.gelu(input, approximate=approximate)  # noqa: E731
-    if approximate == "none":
-        return _apply("gelu", input, (), False, fallback)
-    if approximate == "tanh":
-        return _apply("gelu_tanh", input, (), False, fallback)
-    return fallback()
+    op = _gelu if approximate == "none" else _gelu_tanh if approximate == "tanh" else None
+    if (op is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        return op(input)
+    return _F.gelu(input, approximate=approximate)
 
 
 def silu(input, inplace=False):
-    return _apply("silu", input, (), inplace, lambda: _F.silu(input, inplace=inplace))
+    if (_silu is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        if inplace:
+            _silu_(input)
+            return input
+        return _silu(input)
+    return _F.silu(input, inplace=inplace)
 
 
 def mish(input, inplace=False):
-    return _apply("mish", input, (), inplace, lambda: _F.mish(input, inplace=inplace))
+    if (_mish is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        if inplace:
+            _mish_(input)
+            return input
+        return _mish(input)
+    return _F.mish(input, inplace=inplace)
 
 
 def hardswish(input, inplace=False):
-    return _apply("hardswish", input, (), inplace, lambda: _F.hardswish(input, inplace=inplace))
+    if (_hardswish is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        if inplace:
+            _hardswish_(input)
+            return input
+        return _hardswish(input)
+    return _F.hardswish(input, inplace=inplace)
 
 
 def hardsigmoid(input, inplace=False):
-    return _apply("hardsigmoid", input, (), inplace, lambda: _F.hardsigmoid(input, inplace=inplace))
+    if (_hardsigmoid is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        if inplace:
+            _hardsigmoid_(input)
+            return input
+        return _hardsigmoid(input)
+    return _F.hardsigmoid(input, inplace=inplace)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    fallback = lambda: _F.hardtanh(input, min_val, max_val, inplace=inplace)  # noqa: E731
-    if min_val > max_val:  # torch's ValueError
-        return fallback()
-    return _apply("hardtanh", input, (float(min_val), float(max_val)), inplace, fallback)
+    # min_val > max_val goes to torch for its ValueError (NaN bounds stay with cuact, as before)
+    if (not min_val > max_val and _hardtanh is not None and isinstance(input, _Tensor)
+            and input.is_cuda and input.dtype in _DTYPES and input.layout == _strided):
+        if inplace:
+            _hardtanh_(input, float(min_val), float(max_val))
+            return input
+        return _hardtanh(input, float(min_val), float(max_val))
+    return _F.hardtanh(input, min_val, max_val, inplace=inplace)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
-    return hardtanh(input, min_val, max_val, inplace=True)
+    if (not min_val > max_val and _hardtanh is not None and isinstance(input, _Tensor)
+            and input.is_cuda and input.dtype in _DTYPES and input.layout == _strided):
+        _hardtanh_(input, float(min_val), float(max_val))
+        return input
+    return _F.hardtanh(input, min_val, max_val, inplace=True)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
-    return _apply("softplus", input, (float(beta), float(threshold)), False,
-                  lambda: _F.softplus(input, beta, threshold))
+    if (_softplus is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        return _softplus(input, float(beta), float(threshold))
+    return _F.softplus(input, beta, threshold)
 
 
 def threshold(input, threshold, value, inplace=False):
-    return _apply("threshold", input, (float(threshold), float(value)), inplace,
-                  lambda: _F.threshold(input, threshold, value, inplace=inplace))
+    if (_threshold is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        if inplace:
+            _threshold_(input, float(threshold), float(value))
+            return input
+        return _threshold(input, float(threshold), float(value))
+    return _F.threshold(input, threshold, value, inplace=inplace)
 
 
 def threshold_(input, threshold, value):
-    return globals()["threshold"](input, threshold, value, inplace=True)
+    if (_threshold is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        _threshold_(input, float(threshold), float(value))
+        return input
+    return _F.threshold(input, threshold, value, inplace=True)
 
 
 def sigmoid(input):
-    return _apply("sigmoid", input, (), False, lambda: torch.sigmoid(input))
+    if (_sigmoid is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        return _sigmoid(input)
+    return torch.sigmoid(input)
 
 
 def tanh(input):
-    return _apply("tanh", input, (), False, lambda: torch.tanh(input))
+    if (_tanh is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        return _tanh(input)
+    return torch.tanh(input)
 
 
 def logsigmoid(input):
-    return _apply("logsigmoid", input, (), False, lambda: _F.logsigmoid(input))
+    if (_logsigmoid is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        return _logsigmoid(input)
+    return _F.logsigmoid(input)
 
 
 def softsign(input):
-    return _apply("softsign", input, (), False, lambda: _F.softsign(input))
+    if (_softsign is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        return _softsign(input)
+    return _F.softsign(input)
 
 
 def tanhshrink(input):
-    return _apply("tanhshrink", input, (), False, lambda: _F.tanhshrink(input))
+    if (_tanhshrink is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        return _tanhshrink(input)
+    return _F.tanhshrink(input)
 
 
 def softshrink(input, lambd=0.5):
-    fallback = lambda: _F.softshrink(input, lambd)  # noqa: E731
-    if lambd < 0:  # torch's own error
-        return fallback()
-    return _apply("softshrink", input, (float(lambd),), False, fallback)
+    # lambd < 0 goes to torch for its own error
+    if (not lambd < 0 and _softshrink is not None and isinstance(input, _Tensor)
+            and input.is_cuda and input.dtype in _DTYPES and input.layout == _strided):
+        return _softshrink(input, float(lambd))
+    return _F.softshrink(input, lambd)
 
 
 def hardshrink(input, lambd=0.5):
-    return _apply("hardshrink", input, (float(lambd),), False, lambda: _F.hardshrink(input, lambd))
+    if (_hardshrink is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        return _hardshrink(input, float(lambd))
+    return _F.hardshrink(input, lambd)
 
 
 def glu(input, dim=-1):
@@ -201,16 +330,15 @@ def glu(input, dim=-1):
     [outer, 2 * inner]: the halves along dim are then the halves of that last dimension, so the
     packed op serves any dim without a transpose, and the result is contiguous, as torch's is.
     """
-    fallback = lambda: _F.glu(input, dim)  # noqa: E731
-    if not _runs(input, "gated_sigmoid_packed") or input.dim() == 0:
-        return fallback()
-    d = dim + input.dim() if dim < 0 else dim
-    if not 0 <= d < input.dim() or input.shape[d] % 2:
-        return fallback()  # torch's IndexError or "Halving dimension must be even"
-    op = _op("gated_sigmoid_packed")
-    if d == input.dim() - 1:
-        return op(input, activate_first=False)
-    return _packed_along(op, input, d, (), False)
+    if (_glu is not None and isinstance(input, _Tensor) and input.is_cuda
+            and input.dtype in _DTYPES and input.layout == _strided):
+        n = input.dim()
+        d = dim + n if dim < 0 else dim
+        if n and 0 <= d < n and not input.shape[d] % 2:
+            if d == n - 1:
+                return _glu(input, activate_first=False)
+            return _packed_along(_glu, input, d, (), False)
+    return _F.glu(input, dim)  # with torch's IndexError or "Halving dimension must be even"
 
 
 def _packed_along(op, ab, d, params, activate_first):

@@ -112,6 +112,63 @@ def test_autograd():
     assert torch.autograd.gradcheck(lambda t: CF.gelu(t, approximate="tanh"), (x,))
 
 
+def _cuact_op(name, kwargs):
+    """(op name, the call cuact_torch.functional should make) for a CASES row."""
+    if name == "gelu" and kwargs.get("approximate") == "tanh":
+        return "gelu_tanh", lambda t: ops.gelu_tanh(t)
+    if name == "gelu":
+        return "gelu", lambda t: ops.gelu(t)
+    if name == "glu":
+        return "gated_sigmoid_packed", lambda t: ops.gated_sigmoid_packed(t, activate_first=False)
+    return name, lambda t: getattr(ops, name)(t, *kwargs.values())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_fast_path_runs_the_op(dtype):
+    # the node autograd records tells whose forward ran: cuact's op's own, not torch's, for a CUDA
+    # tensor of a cuact dtype (functional and in place); torch's for a CPU tensor
+    x = _x(dtype, (4, 8)).requires_grad_()
+    checked = 0
+    for name, fn, kwargs_list in CASES:
+        for kwargs in kwargs_list:
+            if name == "glu" and kwargs.get("dim", -1) not in (-1, 1):
+                continue  # other dims reach the op through a view (test_glu_any_dim_and_layout)
+            op_name, call = _cuact_op(name, kwargs)
+            if not hasattr(ops, op_name + "_backward"):
+                continue  # a build without this op (or its derivative)
+            want = call(x).grad_fn.name()
+            assert getattr(CF, name)(x, **kwargs).grad_fn.name() == want, (name, kwargs)
+            assert fn(x, **kwargs).grad_fn.name() != want, (name, kwargs)
+            checked += 1
+    if hasattr(ops, "silu_backward"):
+        cpu = torch.randn(5, requires_grad=True)
+        assert CF.silu(cpu).grad_fn.name() == F.silu(cpu).grad_fn.name()
+    for name, args in [("relu", ()), ("silu", ()), ("leaky_relu", (0.2,)), ("hardtanh", (-2.0, 0.5))]:
+        if not hasattr(ops, name + "_backward"):
+            continue
+        ours, theirs = x * 1.0, x * 1.0  # not leaves
+        getattr(ops, name + "_")(theirs, *args)
+        assert getattr(CF, name)(ours, *args, inplace=True) is ours
+        assert ours.grad_fn.name() == theirs.grad_fn.name(), name
+        torch.testing.assert_close(ours, theirs)
+        checked += 1
+    assert checked > 0
+
+
+def test_compile_traces_the_functions():
+    # the fast paths are plain Python dynamo traces whole: functional, in place, parameters, glu
+    torch._dynamo.reset()
+
+    def f(t):
+        u = CF.gelu(t * 2.0, approximate="tanh") + CF.leaky_relu(t, 0.2) + CF.hardtanh(t, -2.0, 0.5)
+        v = t * 1.0
+        CF.relu(v, inplace=True)
+        return u + v + CF.silu(t) + CF.glu(t, 0).sum() + CF.glu(t).mean()
+
+    x = _x(torch.float32, (8, 16))
+    torch.testing.assert_close(torch.compile(f, fullgraph=True)(x), f(x), rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("dim", [0, 1, 2, -1, -3])
 def test_glu_any_dim_and_layout(dim):
     x = _x(torch.float32, (4, 6, 8))
