@@ -46,12 +46,14 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/util/SmallVector.h>
 #include <torch/csrc/autograd/custom_function.h>
+#include <torch/csrc/autograd/functions/utils.h>
 #include <torch/library.h>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -551,20 +553,46 @@ struct family<Policy, std::index_sequence<I...>> {
     return result;
   }
 
-  struct forward_function : torch::autograd::Function<forward_function> {
-    static Tensor forward(autograd_context* ctx, const Tensor& x, as_double<I>... p) {
-      save_params(ctx, p...);
-      ctx->save_for_backward({x});
-      at::AutoDispatchBelowADInplaceOrView guard;
-      return forward_op().call(x, p...);
+  /// The functional op's autograd node, built as PyTorch's generated autograd builds its own
+  /// (SiluBackward0): x saved in a SavedVariable, the parameters as members. A
+  /// torch::autograd::Function would add a context, its saved-data map and its output wrapping
+  /// to every call.
+  struct backward_node : torch::autograd::Node {
+    torch::autograd::SavedVariable x_;
+    std::array<double, sizeof...(I)> params_{};
+
+    variable_list apply(variable_list&& grads) override {
+      std::lock_guard<std::mutex> lock(mutex_);
+      const Tensor x = x_.unpack(shared_from_this());  // refuses an x modified since
+      variable_list dx(1);
+      if (grads[0].defined() && task_should_compute_output(0)) {
+        dx[0] = call_gradient(backward_op(), grads[0], x, params_[I]...);
+      }
+      return dx;
     }
-    static variable_list backward(autograd_context* ctx, variable_list grads) {
-      const auto saved = ctx->get_saved_variables();
-      const auto params = params_of(ctx);
-      if (!grads[0].defined()) return gradients(Tensor());
-      return gradients(call_gradient(backward_op(), grads[0], saved[0], params[I]...));
+    std::string name() const override { return names().backward; }
+    void release_variables() override {
+      std::lock_guard<std::mutex> lock(mutex_);
+      x_.reset_data();
     }
   };
+
+  /// The functional op with a gradient to record: the forward below autograd, then y's history.
+  static Tensor forward_with_grad(c10::DispatchKeySet keys, const Tensor& x, as_double<I>... p) {
+    TORCH_CHECK(!x._fw_grad(/*level=*/0).defined(), op_name(),
+                ": forward-mode AD (a tangent on x) is not implemented");
+    std::shared_ptr<backward_node> node(new backward_node(), torch::autograd::deleteNode);
+    node->set_next_edges(torch::autograd::collect_next_edges(x));
+    node->x_ = torch::autograd::SavedVariable(x, /*is_output=*/false);
+    node->params_ = {p...};
+    Tensor y;
+    {
+      at::AutoDispatchBelowADInplaceOrView guard;
+      y = forward_op().redispatch(keys & c10::after_autograd_keyset, x, p...);
+    }
+    torch::autograd::set_history(y, node);
+    return y;
+  }
 
   struct inplace_function : torch::autograd::Function<inplace_function> {
     static Tensor forward(autograd_context* ctx, Tensor x, as_double<I>... p) {
@@ -603,7 +631,7 @@ struct family<Policy, std::index_sequence<I...>> {
   /// kernels below run (at::empty).
   static Tensor forward_autograd(c10::DispatchKeySet keys, const Tensor& x, as_double<I>... p) {
     if constexpr (has_backward) {
-      if (wants_grad(x)) return forward_function::apply(x, p...);
+      if (wants_grad(x)) return forward_with_grad(keys, x, p...);
     } else {
       TORCH_CHECK(!wants_grad(x), op_name(),
                   ": x requires grad but this activation has no "
