@@ -414,9 +414,20 @@ def _split_mixed(n, tensors, width):
 _FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
 
+def _check(cond, message):
+    """torch._check for the CUDA kernels, which see real tensors and so plain bools: torch._check
+    imports torch.fx.experimental.symbolic_shapes (and sympy) on its first call, seconds that
+    would land on an op's first call. Anything but a bool (a SymBool) goes to torch._check."""
+    if cond is True:
+        return
+    if cond is False:
+        raise RuntimeError(message())
+    torch._check(cond, message)
+
+
 def _check_input(t, op, arg="self"):
-    torch._check(t.is_cuda, lambda: f"{op}: expected a CUDA tensor for {arg}, got {t.device}")
-    torch._check(t.dtype in _FLOATS,
+    _check(t.is_cuda, lambda: f"{op}: expected a CUDA tensor for {arg}, got {t.device}")
+    _check(t.dtype in _FLOATS,
                  lambda: f"{op}: unsupported dtype {t.dtype} for {arg} (float32, float64, float16, "
                  "bfloat16)")
 
@@ -458,7 +469,7 @@ def _register(family):
 
     def forward_out(x, *p, out):
         _check_input(x, qual + ".out")
-        torch._check(out.dtype == x.dtype, lambda: f"{qual}.out: out must be of dtype {x.dtype}")
+        _check(out.dtype == x.dtype, lambda: f"{qual}.out: out must be of dtype {x.dtype}")
         if out.shape != x.shape:
             out.resize_(x.shape)
         if _fakes._flat_alike(x, out):
@@ -540,7 +551,7 @@ def _register_fused(family, lib, schema, params):
 
     def gated(a, b, *p):
         _check_input(a, f"{ns}::gated_{name}", "a")
-        torch._check(b.shape == a.shape and b.dtype == a.dtype,
+        _check(b.shape == a.shape and b.dtype == a.dtype,
                      lambda: f"{ns}::gated_{name}: b must match a's size and dtype")
         a, b = a.contiguous(), b.contiguous()
         out = torch.empty_like(a)
@@ -559,14 +570,14 @@ def _register_fused(family, lib, schema, params):
         return (first, second) if activate_first else (second, first)
 
     def gated_packed(ab, *p, activate_first=True):
-        torch._check(ab.shape[-1] % 2 == 0,
+        _check(ab.shape[-1] % 2 == 0,
                      lambda: f"{ns}::gated_{name}_packed: the last dim must be even")
         a, b = halves(ab, activate_first)
         return gated(a, b, *p)
 
     def bias(x, bias_, *p):
         _check_input(x, f"{ns}::bias_{name}")
-        torch._check(bias_.dim() == 1 and bias_.shape[0] == x.shape[-1] and bias_.dtype == x.dtype,
+        _check(bias_.dim() == 1 and bias_.shape[0] == x.shape[-1] and bias_.dtype == x.dtype,
                      lambda: f"{ns}::bias_{name}: bias must be 1-D of x's last dim and dtype")
         x, bias_ = x.contiguous(), bias_.contiguous()
         out = torch.empty_like(x)
@@ -597,14 +608,14 @@ def _register_fused(family, lib, schema, params):
         """(saturate(act(x) * scale) as fp8, max |act(x)| as a 0-dim float32), the scale read on
         the device: the built-in quantize_NAME's contract (torch_fused.cuh), checks included."""
         _check_input(x, quantize_qual, "x")
-        torch._check(scale.device == x.device,
+        _check(scale.device == x.device,
                      lambda: f"{quantize_qual}: expected all tensors on the same device, but x is "
                      f"on {x.device} and scale on {scale.device}")
-        torch._check(scale.dtype == torch.float32 and scale.numel() == 1,
+        _check(scale.dtype == torch.float32 and scale.numel() == 1,
                      lambda: f"{quantize_qual}: expected scale a float32 tensor of one element, "
                      f"got {scale.dtype} of size {list(scale.shape)}")
         target = torch.float8_e4m3fn if dtype is None else dtype
-        torch._check(target in (torch.float8_e4m3fn, torch.float8_e5m2),
+        _check(target in (torch.float8_e4m3fn, torch.float8_e5m2),
                      lambda: f"{quantize_qual}: expected dtype float8_e4m3fn or float8_e5m2, got "
                      f"{target} (other dtypes come from {ns}::cast_{name})")
         xd = _dense(x)
