@@ -130,6 +130,7 @@ _CTYPE = {}  # torch dtype -> (C++ type, vector width): 16-byte vectors as cuact
 _THREADS = int(os.environ.get("CUACT_TORCH_JIT_THREADS", "128"))  # cuact's threads_per_block
 _VECTORS = int(os.environ.get("CUACT_TORCH_JIT_VECTORS", "0"))  # 0: CUACT_MAX_LOAD_BYTES_PER_THREAD's
 _BLOCKS_PER_SM = int(os.environ.get("CUACT_TORCH_JIT_BLOCKS_PER_SM", "0"))  # 0: one pass, no cap
+_PASSES = int(os.environ.get("CUACT_TORCH_JIT_PASSES", "1"))  # grid-stride steps per thread
 # A quantize grid of 4 x this many blocks or more runs a quarter of them, each over four times
 # the elements, as fused_dispatch.cuh's quantize_launch_shape does (quantize_min_blocks).
 _QUANTIZE_MIN_BLOCKS = 8192
@@ -164,6 +165,7 @@ class _Family:
 
     def __init__(self, name, namespace, parts, params, heavy, fused):
         self.name, self.namespace, self.params, self.fused = name, namespace, params, fused
+        self.heavy = heavy  # the cost hint: True, False, or None (not declared)
         self.parts = parts  # {"forward": text, "derivative": text or None, ...}
         self.include = _paths.include_dir()
         self.version = _nvrtc.version_of_cuact(self.include)
@@ -362,12 +364,13 @@ class _Family:
             if element == max(t.element_size() for t in tensors) else _split_mixed(n, tensors, width)
         load_bytes = sum(t.element_size() for t in ins) * width
         k = 1 if load_bytes >= 32 else 32 // load_bytes  # CUACT_MAX_LOAD_BYTES_PER_THREAD
-        # one vector per thread for vectors of 4 elements or fewer (fp32, fp64): as fast as the
-        # built-in ops there, where two per thread were slower; 16-bit vectors keep two
-        if width <= 4 and out_dtype is None:
+        # one vector per thread for a declared-light forward over vectors of 4 elements or fewer
+        # (fp32, fp64), as the built-in light ops launch; a heavy or undeclared one keeps two,
+        # whose loads hide its math as launch.cuh's model gives heavy ops (one starves it)
+        if width <= 4 and out_dtype is None and self.heavy is False:
             k = 1
         k = min(k, _VECTORS) if _VECTORS else k
-        work = max(-(-vectors // k), head + tail)
+        work = max(-(-vectors // (k * max(_PASSES, 1))), head + tail)
         blocks = max(1, min(-(-work // _THREADS), 2 ** 31 - 1))
         if group == "quantize" and blocks >= 4 * _QUANTIZE_MIN_BLOCKS:
             blocks = -(-blocks // 4)  # each block ends in a reduction and an atomicMax
@@ -735,7 +738,9 @@ def activation(name, forward, derivative=None, derivative_from_output=None, para
     derivative_from_output: act'(x) as a function of y = act(x).
     params: {"alpha": 1.0, ...}: double members usable in the expressions, op parameters with
         these defaults (schema `float alpha=1.0`).
-    heavy: the cost hint (True for tens of instructions per element); None: cuact's default.
+    heavy: the cost hint (True for tens of instructions per element); None: taken as heavy, as
+        cuact's launch model takes an undeclared cost. A float32 or float64 forward declared light
+        (False) loads one vector per thread, any other two, whose loads hide the math.
     fused: also define gated_NAME(a, b) = act(a) * b, gated_NAME_packed(ab, activate_first=True),
         bias_NAME(x, bias) = act(x + bias), cast_NAME(x, dtype=...), quantize_NAME(x, scale=...,
         dtype=None) -> (fp8, amax) (not differentiable), and with a derivative the _backward ops

@@ -242,27 +242,25 @@ def test_warm_first_call_imports_no_heavy_module(tmp_path):
         "import json, sys, torch; torch.cuda.init(); import cuact_torch\n"
         "def new(before): return sorted(m for m in set(sys.modules) - before)\n"
         "x = torch.randn(64, device='cuda')\n"
+        f"already = [m for m in {list(FIRST_CALL_HEAVY)!r} if m in sys.modules]\n"
         "before = set(sys.modules)\n"
         "op = cuact_torch.activation('heavy_test', 'x * C(3)', derivative='C(3)',"
         " namespace='cuact_test')\n"
         "y = op(x); torch.cuda.synchronize()\n"
         "first = new(before); before = set(sys.modules)\n"
         "xr = x.detach().requires_grad_(); op(xr).sum().backward(); torch.cuda.synchronize()\n"
-        "print(json.dumps(dict(first=first, backward=new(before))))\n")
+        "print(json.dumps(dict(already=already, first=first, backward=new(before))))\n")
     env = dict(os.environ, CUACT_TORCH_CACHE=str(tmp_path))
     env["PYTHONPATH"] = os.pathsep.join(sys.path)
-    pre = ("import json, sys, torch; torch.cuda.init(); import cuact_torch\n"
-           f"print(json.dumps([m for m in {list(FIRST_CALL_HEAVY)!r} if m in sys.modules]))\n")
-    done = [subprocess.run([sys.executable, "-c", c], env=env, capture_output=True, text=True,
-                           timeout=300) for c in (code, pre, code)]  # the last one warm
+    done = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                           timeout=300) for _ in range(2)]  # cold, then warm
     for r in done:
         assert r.returncode == 0, r.stderr[-3000:]
-    already = json.loads(done[1].stdout.strip().splitlines()[-1])
-    result = json.loads(done[2].stdout.strip().splitlines()[-1])
+    result = json.loads(done[1].stdout.strip().splitlines()[-1])
 
     def heavy(names):
         return [m for m in names if m in FIRST_CALL_HEAVY]
-    print(f"loaded by torch and cuact_torch already: {already}; define + first call imported "
-          f"{len(result['first'])} modules {heavy(result['first'])}, the first backward "
-          f"{len(result['backward'])} {heavy(result['backward'])}")
+    print(f"loaded by torch and cuact_torch already: {result['already']}; a warm define + first "
+          f"call imported {len(result['first'])} modules {heavy(result['first'])}, the first "
+          f"backward {len(result['backward'])} {heavy(result['backward'])}")
     assert heavy(result["first"]) == [], result["first"]
