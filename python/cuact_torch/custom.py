@@ -431,8 +431,8 @@ def _check(cond, message):
 def _check_input(t, op, arg="self"):
     _check(t.is_cuda, lambda: f"{op}: expected a CUDA tensor for {arg}, got {t.device}")
     _check(t.dtype in _FLOATS,
-                 lambda: f"{op}: unsupported dtype {t.dtype} for {arg} (float32, float64, float16, "
-                 "bfloat16)")
+           lambda: f"{op}: unsupported dtype {t.dtype} for {arg} (float32, float64, float16, "
+           "bfloat16)")
 
 
 def _dense(x):
@@ -555,7 +555,7 @@ def _register_fused(family, lib, schema, params):
     def gated(a, b, *p):
         _check_input(a, f"{ns}::gated_{name}", "a")
         _check(b.shape == a.shape and b.dtype == a.dtype,
-                     lambda: f"{ns}::gated_{name}: b must match a's size and dtype")
+               lambda: f"{ns}::gated_{name}: b must match a's size and dtype")
         a, b = a.contiguous(), b.contiguous()
         out = torch.empty_like(a)
         family.run("fused", "cuact_gated", [out], [a, b], p_of(p))
@@ -574,14 +574,14 @@ def _register_fused(family, lib, schema, params):
 
     def gated_packed(ab, *p, activate_first=True):
         _check(ab.shape[-1] % 2 == 0,
-                     lambda: f"{ns}::gated_{name}_packed: the last dim must be even")
+               lambda: f"{ns}::gated_{name}_packed: the last dim must be even")
         a, b = halves(ab, activate_first)
         return gated(a, b, *p)
 
     def bias(x, bias_, *p):
         _check_input(x, f"{ns}::bias_{name}")
         _check(bias_.dim() == 1 and bias_.shape[0] == x.shape[-1] and bias_.dtype == x.dtype,
-                     lambda: f"{ns}::bias_{name}: bias must be 1-D of x's last dim and dtype")
+               lambda: f"{ns}::bias_{name}: bias must be 1-D of x's last dim and dtype")
         x, bias_ = x.contiguous(), bias_.contiguous()
         out = torch.empty_like(x)
         family.run_rows("fused", "cuact_bias", out, [x, bias_], x.shape[-1], p_of(p))
@@ -612,15 +612,15 @@ def _register_fused(family, lib, schema, params):
         the device: the built-in quantize_NAME's contract (torch_fused.cuh), checks included."""
         _check_input(x, quantize_qual, "x")
         _check(scale.device == x.device,
-                     lambda: f"{quantize_qual}: expected all tensors on the same device, but x is "
-                     f"on {x.device} and scale on {scale.device}")
+               lambda: f"{quantize_qual}: expected all tensors on the same device, but x is "
+               f"on {x.device} and scale on {scale.device}")
         _check(scale.dtype == torch.float32 and scale.numel() == 1,
-                     lambda: f"{quantize_qual}: expected scale a float32 tensor of one element, "
-                     f"got {scale.dtype} of size {list(scale.shape)}")
+               lambda: f"{quantize_qual}: expected scale a float32 tensor of one element, "
+               f"got {scale.dtype} of size {list(scale.shape)}")
         target = torch.float8_e4m3fn if dtype is None else dtype
         _check(target in (torch.float8_e4m3fn, torch.float8_e5m2),
-                     lambda: f"{quantize_qual}: expected dtype float8_e4m3fn or float8_e5m2, got "
-                     f"{target} (other dtypes come from {ns}::cast_{name})")
+               lambda: f"{quantize_qual}: expected dtype float8_e4m3fn or float8_e5m2, got "
+               f"{target} (other dtypes come from {ns}::cast_{name})")
         xd = _dense(x)
         out = torch.empty_like(xd, dtype=target)
         amax = torch.zeros((), dtype=torch.float32, device=x.device)  # the kernel folds into it
