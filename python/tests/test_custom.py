@@ -233,8 +233,8 @@ def test_warm_cache_in_a_new_process(tmp_path):
 # Modules a ready op must not need: each takes seconds to import (symbolic_shapes brings sympy;
 # torch._check imports it on its first call), and `import cuact_torch` leaves them alone.
 FIRST_CALL_HEAVY = ("torch.fx.experimental.symbolic_shapes", "sympy", "torch._dynamo",
-                    "torch._inductor", "torch._subclasses.fake_tensor", "torch._functorch.aot_autograd",
-                    "torch.distributed.tensor")
+                    "torch._inductor", "torch._subclasses.fake_tensor",
+                    "torch._functorch.aot_autograd", "torch.distributed.tensor")
 
 
 def test_warm_first_call_imports_no_heavy_module(tmp_path):
