@@ -10,7 +10,8 @@ Prints three tables in one run:
   compile); `import torch` and `import cuact_torch` are timed apart. jiterator's
   `_create_jit_fn` and first call with its own empty kernel cache beside it.
 - kernel: median of --reps single calls between CUDA events, L2 flushed before each (_timer.py), of
-  the JIT op, the same functor built into cuact's extension (relu and selu, the lean build's), and
+  the JIT op (declaring the built-in's cost hint: relu light, selu heavy), the same functor built
+  into cuact's extension (relu and selu, the lean build's), and
   jiterator's kernel for the same expression; `copy` is y.copy_(x). The relu row `quantize` is
   quantize_NAME (fp8 e4m3 with amax) of the JIT op against the built-in quantize_relu.
 """
@@ -24,14 +25,15 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# name: (cuact expression in x of compute type C, its derivative, jiterator's code string)
+# name: (cuact expression in x of compute type C, its derivative, jiterator's code string, the
+# cost hint the built-in activation of that name declares, which the JIT op declares too)
 FUNCTORS = {
     "relu": ("x > C(0) ? x : C(0)", "x > C(0) ? C(1) : C(0)",
-             "template <typename T> T user_relu(T x) { return x > T(0) ? x : T(0); }"),
+             "template <typename T> T user_relu(T x) { return x > T(0) ? x : T(0); }", False),
     "selu": ("x > C(0) ? C(1.0507009873554805) * x : C(1.7580993408473766) * expm1(x)",
              "x > C(0) ? C(1.0507009873554805) : C(1.7580993408473766) * exp(x)",
              "template <typename T> T user_selu(T x) { return x > T(0) ? T(1.0507009873554805) * x"
-             " : T(1.7580993408473766) * (exp(x) - T(1)); }"),
+             " : T(1.7580993408473766) * (exp(x) - T(1)); }", True),
 }
 
 CHILD = r"""
@@ -57,7 +59,7 @@ else:
     t2 = time.perf_counter()
     result["import_cuact_torch"] = t2 - t1
     op = cuact_torch.activation("user_" + cfg["name"], cfg["forward"], derivative=cfg["derivative"],
-                                namespace="cuact_timing", dtype=x.dtype)
+                                namespace="cuact_timing", dtype=x.dtype, heavy=cfg["heavy"])
     y = op(x)
     torch.cuda.synchronize()
     t3 = time.perf_counter()
@@ -71,8 +73,8 @@ print("RESULT " + json.dumps(result))
 
 
 def child(kind, name, dtype, env):
-    forward, derivative, code = FUNCTORS[name]
-    cfg = {"kind": kind, "name": name, "dtype": dtype, "forward": forward,
+    forward, derivative, code, heavy = FUNCTORS[name]
+    cfg = {"kind": kind, "name": name, "dtype": dtype, "forward": forward, "heavy": heavy,
            "derivative": derivative, "code": code, "python_dir": os.path.join(HERE, "..")}
     out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(cfg)], env=env,
                          capture_output=True, text=True)
@@ -123,10 +125,10 @@ def kernel_table(shape, reps, dtypes, functors):
         copy = time_ms(lambda: y.copy_(x))
         del y
         for name in functors:
-            forward, derivative, code = FUNCTORS[name]
+            forward, derivative, code, heavy = FUNCTORS[name]
             op = cuact_torch.activation("kernel_" + name, forward, derivative=derivative,
                                         namespace="cuact_timing", dtype=x.dtype,
-                                        fused=name == "relu")
+                                        fused=name == "relu", heavy=heavy)
             built_in = getattr(torch.ops.cuact, name)
             jit = torch.cuda.jiterator._create_jit_fn(code)
             with torch.no_grad():

@@ -130,6 +130,7 @@ _CTYPE = {}  # torch dtype -> (C++ type, vector width): 16-byte vectors as cuact
 _THREADS = int(os.environ.get("CUACT_TORCH_JIT_THREADS", "128"))  # cuact's threads_per_block
 _VECTORS = int(os.environ.get("CUACT_TORCH_JIT_VECTORS", "0"))  # 0: CUACT_MAX_LOAD_BYTES_PER_THREAD's
 _BLOCKS_PER_SM = int(os.environ.get("CUACT_TORCH_JIT_BLOCKS_PER_SM", "0"))  # 0: one pass, no cap
+_PASSES = int(os.environ.get("CUACT_TORCH_JIT_PASSES", "1"))  # grid-stride steps per thread
 # A quantize grid of 4 x this many blocks or more runs a quarter of them, each over four times
 # the elements, as fused_dispatch.cuh's quantize_launch_shape does (quantize_min_blocks).
 _QUANTIZE_MIN_BLOCKS = 8192
@@ -164,6 +165,7 @@ class _Family:
 
     def __init__(self, name, namespace, parts, params, heavy, fused):
         self.name, self.namespace, self.params, self.fused = name, namespace, params, fused
+        self.heavy = heavy  # the cost hint: True, False, or None (not declared)
         self.parts = parts  # {"forward": text, "derivative": text or None, ...}
         self.include = _paths.include_dir()
         self.version = _nvrtc.version_of_cuact(self.include)
@@ -362,12 +364,13 @@ class _Family:
             if element == max(t.element_size() for t in tensors) else _split_mixed(n, tensors, width)
         load_bytes = sum(t.element_size() for t in ins) * width
         k = 1 if load_bytes >= 32 else 32 // load_bytes  # CUACT_MAX_LOAD_BYTES_PER_THREAD
-        # one vector per thread for vectors of 4 elements or fewer (fp32, fp64): as fast as the
-        # built-in ops there, where two per thread were slower; 16-bit vectors keep two
-        if width <= 4 and out_dtype is None:
+        # one vector per thread for a declared-light forward over vectors of 4 elements or fewer
+        # (fp32, fp64), as the built-in light ops launch; a heavy or undeclared one keeps two,
+        # whose loads hide its math as launch.cuh's model gives heavy ops (one starves it)
+        if width <= 4 and out_dtype is None and self.heavy is False:
             k = 1
         k = min(k, _VECTORS) if _VECTORS else k
-        work = max(-(-vectors // k), head + tail)
+        work = max(-(-vectors // (k * max(_PASSES, 1))), head + tail)
         blocks = max(1, min(-(-work // _THREADS), 2 ** 31 - 1))
         if group == "quantize" and blocks >= 4 * _QUANTIZE_MIN_BLOCKS:
             blocks = -(-blocks // 4)  # each block ends in a reduction and an atomicMax
@@ -414,11 +417,22 @@ def _split_mixed(n, tensors, width):
 _FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
 
+def _check(cond, message):
+    """torch._check for the CUDA kernels, which see real tensors and so plain bools: torch._check
+    imports torch.fx.experimental.symbolic_shapes (and sympy) on its first call, seconds that
+    would land on an op's first call. Anything but a bool (a SymBool) goes to torch._check."""
+    if cond is True:
+        return
+    if cond is False:
+        raise RuntimeError(message())
+    torch._check(cond, message)
+
+
 def _check_input(t, op, arg="self"):
-    torch._check(t.is_cuda, lambda: f"{op}: expected a CUDA tensor for {arg}, got {t.device}")
-    torch._check(t.dtype in _FLOATS,
-                 lambda: f"{op}: unsupported dtype {t.dtype} for {arg} (float32, float64, float16, "
-                 "bfloat16)")
+    _check(t.is_cuda, lambda: f"{op}: expected a CUDA tensor for {arg}, got {t.device}")
+    _check(t.dtype in _FLOATS,
+           lambda: f"{op}: unsupported dtype {t.dtype} for {arg} (float32, float64, float16, "
+           "bfloat16)")
 
 
 def _dense(x):
@@ -458,7 +472,7 @@ def _register(family):
 
     def forward_out(x, *p, out):
         _check_input(x, qual + ".out")
-        torch._check(out.dtype == x.dtype, lambda: f"{qual}.out: out must be of dtype {x.dtype}")
+        _check(out.dtype == x.dtype, lambda: f"{qual}.out: out must be of dtype {x.dtype}")
         if out.shape != x.shape:
             out.resize_(x.shape)
         if _fakes._flat_alike(x, out):
@@ -540,8 +554,8 @@ def _register_fused(family, lib, schema, params):
 
     def gated(a, b, *p):
         _check_input(a, f"{ns}::gated_{name}", "a")
-        torch._check(b.shape == a.shape and b.dtype == a.dtype,
-                     lambda: f"{ns}::gated_{name}: b must match a's size and dtype")
+        _check(b.shape == a.shape and b.dtype == a.dtype,
+               lambda: f"{ns}::gated_{name}: b must match a's size and dtype")
         a, b = a.contiguous(), b.contiguous()
         out = torch.empty_like(a)
         family.run("fused", "cuact_gated", [out], [a, b], p_of(p))
@@ -559,15 +573,15 @@ def _register_fused(family, lib, schema, params):
         return (first, second) if activate_first else (second, first)
 
     def gated_packed(ab, *p, activate_first=True):
-        torch._check(ab.shape[-1] % 2 == 0,
-                     lambda: f"{ns}::gated_{name}_packed: the last dim must be even")
+        _check(ab.shape[-1] % 2 == 0,
+               lambda: f"{ns}::gated_{name}_packed: the last dim must be even")
         a, b = halves(ab, activate_first)
         return gated(a, b, *p)
 
     def bias(x, bias_, *p):
         _check_input(x, f"{ns}::bias_{name}")
-        torch._check(bias_.dim() == 1 and bias_.shape[0] == x.shape[-1] and bias_.dtype == x.dtype,
-                     lambda: f"{ns}::bias_{name}: bias must be 1-D of x's last dim and dtype")
+        _check(bias_.dim() == 1 and bias_.shape[0] == x.shape[-1] and bias_.dtype == x.dtype,
+               lambda: f"{ns}::bias_{name}: bias must be 1-D of x's last dim and dtype")
         x, bias_ = x.contiguous(), bias_.contiguous()
         out = torch.empty_like(x)
         family.run_rows("fused", "cuact_bias", out, [x, bias_], x.shape[-1], p_of(p))
@@ -597,16 +611,16 @@ def _register_fused(family, lib, schema, params):
         """(saturate(act(x) * scale) as fp8, max |act(x)| as a 0-dim float32), the scale read on
         the device: the built-in quantize_NAME's contract (torch_fused.cuh), checks included."""
         _check_input(x, quantize_qual, "x")
-        torch._check(scale.device == x.device,
-                     lambda: f"{quantize_qual}: expected all tensors on the same device, but x is "
-                     f"on {x.device} and scale on {scale.device}")
-        torch._check(scale.dtype == torch.float32 and scale.numel() == 1,
-                     lambda: f"{quantize_qual}: expected scale a float32 tensor of one element, "
-                     f"got {scale.dtype} of size {list(scale.shape)}")
+        _check(scale.device == x.device,
+               lambda: f"{quantize_qual}: expected all tensors on the same device, but x is "
+               f"on {x.device} and scale on {scale.device}")
+        _check(scale.dtype == torch.float32 and scale.numel() == 1,
+               lambda: f"{quantize_qual}: expected scale a float32 tensor of one element, "
+               f"got {scale.dtype} of size {list(scale.shape)}")
         target = torch.float8_e4m3fn if dtype is None else dtype
-        torch._check(target in (torch.float8_e4m3fn, torch.float8_e5m2),
-                     lambda: f"{quantize_qual}: expected dtype float8_e4m3fn or float8_e5m2, got "
-                     f"{target} (other dtypes come from {ns}::cast_{name})")
+        _check(target in (torch.float8_e4m3fn, torch.float8_e5m2),
+               lambda: f"{quantize_qual}: expected dtype float8_e4m3fn or float8_e5m2, got "
+               f"{target} (other dtypes come from {ns}::cast_{name})")
         xd = _dense(x)
         out = torch.empty_like(xd, dtype=target)
         amax = torch.zeros((), dtype=torch.float32, device=x.device)  # the kernel folds into it
@@ -724,7 +738,9 @@ def activation(name, forward, derivative=None, derivative_from_output=None, para
     derivative_from_output: act'(x) as a function of y = act(x).
     params: {"alpha": 1.0, ...}: double members usable in the expressions, op parameters with
         these defaults (schema `float alpha=1.0`).
-    heavy: the cost hint (True for tens of instructions per element); None: cuact's default.
+    heavy: the cost hint (True for tens of instructions per element); None: taken as heavy, as
+        cuact's launch model takes an undeclared cost. A float32 or float64 forward declared light
+        (False) loads one vector per thread, any other two, whose loads hide the math.
     fused: also define gated_NAME(a, b) = act(a) * b, gated_NAME_packed(ab, activate_first=True),
         bias_NAME(x, bias) = act(x + bias), cast_NAME(x, dtype=...), quantize_NAME(x, scale=...,
         dtype=None) -> (fp8, amax) (not differentiable), and with a derivative the _backward ops

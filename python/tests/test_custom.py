@@ -2,6 +2,7 @@
 (python/cuact_torch/_nvrtc.py) and registered with torch.library: forward, in place, out,
 backward, autograd, fakes and torch.compile, the fused ops, the disk cache and bad sources.
 Skipped without torch or a CUDA device."""
+import json
 import os
 import subprocess
 import sys
@@ -227,3 +228,39 @@ def test_warm_cache_in_a_new_process(tmp_path):
     seconds = float(runs[1].stdout.split("SECONDS")[1].split()[0])
     print(f"warm: {seconds * 1e3:.1f} ms")
     assert seconds < 0.5  # target 10 ms on an idle machine; loose against a busy test host
+
+
+# Modules a ready op must not need: each takes seconds to import (symbolic_shapes brings sympy;
+# torch._check imports it on its first call), and `import cuact_torch` leaves them alone.
+FIRST_CALL_HEAVY = ("torch.fx.experimental.symbolic_shapes", "sympy", "torch._dynamo",
+                    "torch._inductor", "torch._subclasses.fake_tensor",
+                    "torch._functorch.aot_autograd", "torch.distributed.tensor")
+
+
+def test_warm_first_call_imports_no_heavy_module(tmp_path):
+    code = (
+        "import json, sys, torch; torch.cuda.init(); import cuact_torch\n"
+        "def new(before): return sorted(m for m in set(sys.modules) - before)\n"
+        "x = torch.randn(64, device='cuda')\n"
+        f"already = [m for m in {list(FIRST_CALL_HEAVY)!r} if m in sys.modules]\n"
+        "before = set(sys.modules)\n"
+        "op = cuact_torch.activation('heavy_test', 'x * C(3)', derivative='C(3)',"
+        " namespace='cuact_test')\n"
+        "y = op(x); torch.cuda.synchronize()\n"
+        "first = new(before); before = set(sys.modules)\n"
+        "xr = x.detach().requires_grad_(); op(xr).sum().backward(); torch.cuda.synchronize()\n"
+        "print(json.dumps(dict(already=already, first=first, backward=new(before))))\n")
+    env = dict(os.environ, CUACT_TORCH_CACHE=str(tmp_path))
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+    done = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                           timeout=300) for _ in range(2)]  # cold, then warm
+    for r in done:
+        assert r.returncode == 0, r.stderr[-3000:]
+    result = json.loads(done[1].stdout.strip().splitlines()[-1])
+
+    def heavy(names):
+        return [m for m in names if m in FIRST_CALL_HEAVY]
+    print(f"loaded by torch and cuact_torch already: {result['already']}; a warm define + first "
+          f"call imported {len(result['first'])} modules {heavy(result['first'])}, the first "
+          f"backward {len(result['backward'])} {heavy(result['backward'])}")
+    assert heavy(result["first"]) == [], result["first"]
