@@ -23,8 +23,8 @@
 
 #include <cuda/std/cstddef>
 #include <cuda/std/cstdint>
-#include <cuda/std/type_traits>
 
+#include "detail/std.cuh"
 #include "activation.cuh"
 #include "detail/config.cuh"
 #ifndef __CUDACC_RTC__

@@ -77,10 +77,9 @@ std::size_t describe_arrays(const output_arrays<Out...>& outputs, std::size_t n,
                             const input_arrays<In...>& inputs, in_place_inputs in_place,
                             const array_arg* extra, std::size_t extra_count, array_arg* arrays) {
   std::size_t used = 0;
-  cuda::std::apply(
-      [&](auto*... p) { ((arrays[used++] = array_of(p, n, array_role::output)), ...); },
-      outputs.pointers);
-  cuda::std::apply(
+  detail::apply([&](auto*... p) { ((arrays[used++] = array_of(p, n, array_role::output)), ...); },
+                outputs.pointers);
+  detail::apply(
       [&](auto*... p) {
         ((arrays[used] =
               array_of(p, n,
