@@ -285,32 +285,48 @@ struct piecewise_linear {
 }  // namespace corpus
 
 /// The corpus in four groups: CORPUS_GROUP_n(X) applies X(name, type) to each member.
-#define CORPUS_GROUP_0(X)                                                         \
-  X(leaky_relu, corpus::leaky_relu)                                               \
-  X(leaky_relu_double_slope, corpus::leaky_relu_double_slope)                     \
-  X(scaled_relu, corpus::scaled_relu) X(prelu_fixed, corpus::prelu_fixed)         \
-      X(affine, corpus::affine) X(shifted_relu, corpus::shifted_relu)             \
-          X(soft_shrink, corpus::soft_shrink) X(hard_shrink, corpus::hard_shrink) \
-              X(threshold, corpus::threshold) X(squared_relu, corpus::squared_relu)
-#define CORPUS_GROUP_1(X)                                                                         \
-  X(softsign, corpus::softsign)                                                                   \
-  X(relu_fmax, corpus::relu_fmax)                                                                 \
-  X(relu6_fmin_fmax, corpus::relu6_fmin_fmax) X(relu6_ternary, corpus::relu6_ternary)             \
-      X(hardtanh_fmin_fmax, corpus::hardtanh_fmin_fmax)                                           \
-          X(hardtanh_ternary, corpus::hardtanh_ternary)                                           \
-              X(clamp_double_bounds, corpus::clamp_double_bounds) X(hardswish, corpus::hardswish) \
-                  X(hardswish_ternary, corpus::hardswish_ternary)                                 \
-                      X(hardsigmoid, corpus::hardsigmoid)
-#define CORPUS_GROUP_2(X)                                                               \
-  X(sigmoid, corpus::sigmoid)                                                           \
-  X(swish, corpus::swish)                                                               \
-  X(swish_beta, corpus::swish_beta) X(mish, corpus::mish) X(softplus, corpus::softplus) \
-      X(softplus_beta, corpus::softplus_beta) X(gelu_erf, corpus::gelu_erf)             \
-          X(gelu_tanh, corpus::gelu_tanh) X(quick_gelu, corpus::quick_gelu)
-#define CORPUS_GROUP_3(X)                                                                 \
-  X(tanh_act, corpus::tanh_act)                                                           \
-  X(log_sigmoid, corpus::log_sigmoid)                                                     \
-  X(tanhshrink, corpus::tanhshrink) X(selu_double_members, corpus::selu_double_members)   \
-      X(elu_alpha, corpus::elu_alpha) X(celu, corpus::celu) X(gaussian, corpus::gaussian) \
-          X(erf_act, corpus::erf_act) X(elu_expm1, corpus::elu_expm1)                     \
-              X(piecewise_linear, corpus::piecewise_linear)
+// clang-format off
+#define CORPUS_GROUP_0(X) \
+  X(leaky_relu, corpus::leaky_relu) \
+  X(leaky_relu_double_slope, corpus::leaky_relu_double_slope) \
+  X(scaled_relu, corpus::scaled_relu) \
+  X(prelu_fixed, corpus::prelu_fixed) \
+  X(affine, corpus::affine) \
+  X(shifted_relu, corpus::shifted_relu) \
+  X(soft_shrink, corpus::soft_shrink) \
+  X(hard_shrink, corpus::hard_shrink) \
+  X(threshold, corpus::threshold) \
+  X(squared_relu, corpus::squared_relu)
+#define CORPUS_GROUP_1(X) \
+  X(softsign, corpus::softsign) \
+  X(relu_fmax, corpus::relu_fmax) \
+  X(relu6_fmin_fmax, corpus::relu6_fmin_fmax) \
+  X(relu6_ternary, corpus::relu6_ternary) \
+  X(hardtanh_fmin_fmax, corpus::hardtanh_fmin_fmax) \
+  X(hardtanh_ternary, corpus::hardtanh_ternary) \
+  X(clamp_double_bounds, corpus::clamp_double_bounds) \
+  X(hardswish, corpus::hardswish) \
+  X(hardswish_ternary, corpus::hardswish_ternary) \
+  X(hardsigmoid, corpus::hardsigmoid)
+#define CORPUS_GROUP_2(X) \
+  X(sigmoid, corpus::sigmoid) \
+  X(swish, corpus::swish) \
+  X(swish_beta, corpus::swish_beta) \
+  X(mish, corpus::mish) \
+  X(softplus, corpus::softplus) \
+  X(softplus_beta, corpus::softplus_beta) \
+  X(gelu_erf, corpus::gelu_erf) \
+  X(gelu_tanh, corpus::gelu_tanh) \
+  X(quick_gelu, corpus::quick_gelu)
+#define CORPUS_GROUP_3(X) \
+  X(tanh_act, corpus::tanh_act) \
+  X(log_sigmoid, corpus::log_sigmoid) \
+  X(tanhshrink, corpus::tanhshrink) \
+  X(selu_double_members, corpus::selu_double_members) \
+  X(elu_alpha, corpus::elu_alpha) \
+  X(celu, corpus::celu) \
+  X(gaussian, corpus::gaussian) \
+  X(erf_act, corpus::erf_act) \
+  X(elu_expm1, corpus::elu_expm1) \
+  X(piecewise_linear, corpus::piecewise_linear)
+// clang-format on
