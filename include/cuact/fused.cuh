@@ -19,12 +19,9 @@
 
 #include "detail/config.cuh"  // first: it rejects a host-only compiler
 
-#include <cuda/std/tuple>
-
 #include <cuda/std/cstddef>
 #include <cuda/std/cstdint>
 
-#include "detail/std.cuh"
 #include "activation.cuh"
 #include "detail/config.cuh"
 #ifndef __CUDACC_RTC__
@@ -35,6 +32,8 @@
 #ifndef __CUDACC_RTC__
 #include "detail/fused_dispatch.cuh"
 #endif
+#include "detail/std.cuh"
+#include "detail/tuple.cuh"
 #include "elementwise.cuh"
 
 namespace cuact {
@@ -250,7 +249,7 @@ struct gated_gradient_op : detail::cost_hint_of<Activation> {
   Activation act;
   /// (da, db) for inputs a, b and upstream gradient dy.
   template <class C>
-  CUACT_HOST_DEVICE cuda::std::tuple<C, C> operator()(C a, C b, C dy) const {
+  CUACT_HOST_DEVICE detail::tuple<C, C> operator()(C a, C b, C dy) const {
     using R = detail::product_accuracy<Out, C>;
     return {detail::gradient_at<R>(act, dy * b, a),
             dy * detail::invoke_forward<R>(detail::preferred{}, act, a)};

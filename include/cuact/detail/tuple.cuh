@@ -1,9 +1,10 @@
 /// \file
-/// A minimal tuple for the kernels' arrays and per-thread values: construction from its
-/// elements, get, apply and tuple_cat, nothing else. <cuda/std/tuple> brings the whole of
-/// libcu++'s type_traits and utility along and is the largest single part of what including
-/// cuact costs to compile. A multi-output op may still return a cuda::std::tuple: the kernel
-/// reads its elements with an unqualified get, which finds either.
+/// A minimal tuple for the kernels' arrays, per-thread values and the fused ops' results:
+/// construction from its elements, get, apply, tuple_cat and structured bindings, nothing else.
+/// <cuda/std/tuple> brings the whole of libcu++'s type_traits and utility along and is the
+/// largest single part of what including cuact costs to compile. A user's multi-output op may
+/// still return a cuda::std::tuple: the kernel reads results with an unqualified get, which
+/// finds either.
 #pragma once
 
 #include <cuda/std/cstddef>
@@ -80,3 +81,19 @@ __host__ __device__ constexpr tuple<A..., B...> tuple_cat(const tuple<A...>& a,
 
 }  // namespace detail
 }  // namespace cuact
+
+// Structured bindings (`auto [da, db] = op(a, b, dy)`) look for std::tuple_size and
+// std::tuple_element; <utility> declares both and costs little. NVRTC has no host library.
+#if !defined(__CUDACC_RTC__)
+#include <utility>
+
+namespace std {
+template <class... T>
+struct tuple_size<::cuact::detail::tuple<T...>> : integral_constant<size_t, sizeof...(T)> {};
+template <size_t I, class... T>
+struct tuple_element<I, ::cuact::detail::tuple<T...>> {
+  using type = remove_reference_t<decltype(::cuact::detail::get<I>(
+      declval<::cuact::detail::tuple<T...>&>()))>;
+};
+}  // namespace std
+#endif
