@@ -293,13 +293,26 @@ CUACT_HOST_DEVICE auto compute_value(const Op& op, cuda::std::size_t first, cons
   }
 }
 
-/// Output `O` of each element (the value itself for a single-output op).
+/// Whether get<O>(value) finds an element: unqualified, so that a multi-output op may return a
+/// detail::tuple or a cuda::std::tuple (found by argument-dependent lookup) without the kernel
+/// including <cuda/std/tuple>.
+template <class V, cuda::std::size_t O, class = void>
+inline constexpr bool has_element_v = false;
+template <class V, cuda::std::size_t O>
+inline constexpr bool
+    has_element_v<V, O, cuda::std::void_t<decltype(get<O>(cuda::std::declval<const V&>()))>> = true;
+
+/// Output `O` of each element (the value itself for a single-output op). A single value against
+/// several outputs stays itself: such a call is rejected before any launch (validate.cuh), but
+/// its kernel still compiles.
 template <class V, cuda::std::size_t O>
 CUACT_HOST_DEVICE auto output_value(const V& value,
                                     cuda::std::integral_constant<cuda::std::size_t, O>) {
-  // unqualified: a multi-output op may return a detail::tuple or a cuda::std::tuple (found by
-  // argument-dependent lookup), and the kernel does not include <cuda/std/tuple> for the latter
-  return get<O>(value);
+  if constexpr (has_element_v<V, O>) {
+    return get<O>(value);
+  } else {
+    return value;
+  }
 }
 template <class V>
 CUACT_HOST_DEVICE const V& output_value(const V& value) {
