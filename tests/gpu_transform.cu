@@ -52,8 +52,9 @@ void run_transform_matrix(const Op& op, type_list<Out...>, type_list<In...>,
                            const cuda::std::tuple<const In*...>& in,
                            cudaStream_t stream) -> cudaError_t {
     if (c.launch.direct) return launch_direct<V>(c, op, out, in, stream);
-    return cuact::transform<W>(op, cuact::detail::output_arrays<Out...>{out}, c.n,
-                               cuact::detail::input_arrays<In...>{in}, stream);
+    return cuact::transform<W>(
+        op, cuda::std::apply([](Out*... p) { return cuact::outputs(p...); }, out), c.n,
+        cuda::std::apply([](const In*... p) { return cuact::inputs(p...); }, in), stream);
   };
   case_batch<Op, type_list<Out...>, type_list<In...>> batch(op, name + " W=" + std::to_string(W),
                                                             arena, streams, total);

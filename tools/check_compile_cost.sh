@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # What one cuact call costs to compile, against a raw grid-stride kernel compiled in the same run.
-# Fails when forward(relu{}, float*...) through the minimal headers takes more than MAX_MINIMAL x
-# the raw kernel TU, or through cuact/cuact.cuh more than MAX_UMBRELLA x, or its object is over
-# MAX_OBJECT_KB. CPU seconds (user + sys of nvcc and its children), best of RUNS, so a busy
-# machine inflates both sides alike.
+# Fails when forward(relu{}, float*...) through the headers it needs (activations.cuh +
+# forward.cuh) takes more than MAX_MINIMAL x the raw kernel's TU, through cuact/cuact.cuh more
+# than MAX_UMBRELLA x, or when its object is over MAX_OBJECT_KB.
+#
+# Figures are CPU seconds (user + sys of nvcc and its children), the median of RUNS rounds; each
+# round compiles every TU once, in turn, so a change in the machine's load reaches all of them
+# alike, and the ratio of medians is what is checked.
 #
 # usage: tools/check_compile_cost.sh [--include DIR] [--table]
 #   --include DIR  the cuact headers to measure (default: include/ of this tree)
-#   --table        also time an empty TU and cuact.cuh alone, and print every row
+#   --table        also time an empty TU, cuact.cuh alone and a user functor's forward in fp32
+#                  and in bf16, and print a markdown table of every TU (docs/performance.md)
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -23,7 +27,7 @@ done
 
 NVCC="${NVCC:-nvcc}"
 ARCH="${CUACT_COMPILE_COST_ARCH:-sm_90}"
-RUNS="${RUNS:-3}"
+RUNS="${RUNS:-5}"
 MAX_MINIMAL="${MAX_MINIMAL:-3.5}"
 MAX_UMBRELLA="${MAX_UMBRELLA:-4.5}"
 MAX_OBJECT_KB="${MAX_OBJECT_KB:-100}"
@@ -62,6 +66,20 @@ cudaError_t run(const float* in, float* out, std::size_t n, cudaStream_t stream)
 }
 CU
 done
+# A user functor written plainly (a float member, no hint), one (op, dtype) per TU.
+for dtype in float __nv_bfloat16; do
+  cat >"$work/user_$dtype.cu" <<CU
+#include <cuact/forward.cuh>
+struct leaky {
+  float slope = 0.01f;
+  template <class C>
+  __host__ __device__ C operator()(C x) const { return x > C(0) ? x : x * slope; }
+};
+cudaError_t run(const $dtype* in, $dtype* out, std::size_t n, cudaStream_t stream) {
+  return cuact::forward(leaky{}, in, out, n, stream);
+}
+CU
+done
 
 # CPU seconds of one nvcc -c.
 cpu_seconds() {
@@ -74,32 +92,42 @@ cpu_seconds() {
 # Kernels in the object: the sections of its embedded cubin (no cuobjdump needed).
 kernels() { strings -a "$1" | grep '^\.text\._Z' | sort -u | wc -l; }
 kb() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.0f", b / 1024 }'; }
+median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{ v[NR] = $1 } END {
+  print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 names="raw forward_minimal forward_umbrella"
-[ "$table" = 1 ] && names="empty raw umbrella_only forward_minimal forward_umbrella"
-# Rounds over every TU in turn, the best of RUNS kept for each: drift in the machine's load
-# then reaches every TU alike.
-declare -A secs
+[ "$table" = 1 ] && names="empty raw umbrella_only forward_minimal forward_umbrella user_float user___nv_bfloat16"
+declare -A times secs
 for _ in $(seq "$RUNS"); do
   for name in $names; do
-    t=$(cpu_seconds "$work/$name.cu")
-    secs[$name]=$(awk -v a="$t" -v b="${secs[$name]:-}" 'BEGIN { print (b == "" || a < b) ? a : b }')
+    times[$name]="${times[$name]:-} $(cpu_seconds "$work/$name.cu")"
   done
 done
+for name in $names; do secs[$name]=$(echo "${times[$name]}" | median); done
 
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 if [ "$table" = 1 ]; then
-  printf '%-18s %8s %9s %8s\n' TU cpu_s object_kb kernels
+  declare -A what=(
+    [empty]="an empty TU"
+    [raw]="a raw grid-stride relu kernel (the reference)"
+    [umbrella_only]="\`#include <cuact/cuact.cuh>\`, no call"
+    [forward_minimal]="\`forward(relu{}, float*...)\`, activations.cuh + forward.cuh"
+    [forward_umbrella]="\`forward(relu{}, float*...)\`, cuact.cuh"
+    [user_float]="a user functor's forward, float, forward.cuh"
+    [user___nv_bfloat16]="a user functor's forward, bf16, forward.cuh")
+  echo "| TU | CPU s | x raw | object KB | kernels |"
+  echo "|---|---|---|---|---|"
   for name in $names; do
     o="$work/$name.o"
-    printf '%-18s %8.2f %9s %8s\n' "$name" "${secs[$name]}" "$(kb "$o")" "$(kernels "$o")"
+    printf '| %s | %.2f | %s | %s | %s |\n' "${what[$name]}" "${secs[$name]}" \
+      "$(ratio "${secs[$name]}" "${secs[raw]}")" "$(kb "$o")" "$(kernels "$o")"
   done
 fi
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 r_min=$(ratio "${secs[forward_minimal]}" "${secs[raw]}")
 r_umb=$(ratio "${secs[forward_umbrella]}" "${secs[raw]}")
 obj_kb=$(kb "$work/forward_umbrella.o")
-echo "forward(relu, float): minimal headers ${r_min} x raw (max $MAX_MINIMAL), cuact.cuh ${r_umb} x raw (max $MAX_UMBRELLA), object ${obj_kb} KB (max $MAX_OBJECT_KB)"
+echo "forward(relu, float): minimal headers ${r_min} x raw (max $MAX_MINIMAL), cuact.cuh ${r_umb} x raw (max $MAX_UMBRELLA), object ${obj_kb} KB (max $MAX_OBJECT_KB); medians of $RUNS, raw ${secs[raw]} s"
 fail=0
 awk -v r="$r_min" -v m="$MAX_MINIMAL" 'BEGIN { exit !(r > m) }' && { echo "FAIL: minimal-header ratio" >&2; fail=1; }
 awk -v r="$r_umb" -v m="$MAX_UMBRELLA" 'BEGIN { exit !(r > m) }' && { echo "FAIL: umbrella ratio" >&2; fail=1; }

@@ -91,7 +91,7 @@ def summary(results):
 def sections(results):
     out = {"summary": summary(results)}
     for gpu, rows in results.items():
-        for mode in ("headline", "family", "user"):
+        for mode in ("headline", "family", "user", "corpus"):
             if not any(r["mode"] == mode for r in rows):
                 continue
             table = pivot(rows, mode, "x_memcpy", DTYPES) if mode == "headline" else \

@@ -68,9 +68,7 @@
 
 #include "detail/config.cuh"  // first: it rejects a host-only compiler
 
-#include <cuda/std/type_traits>
-#include <cuda/std/utility>
-
+#include "detail/std.cuh"
 #include "detail/config.cuh"
 #include "detail/launch.cuh"
 #include "detail/math.cuh"

@@ -6,8 +6,7 @@
 
 #include <cstddef>
 
-#include <cuda/std/type_traits>
-
+#include "detail/std.cuh"
 #include "activation.cuh"
 #include "detail/dispatch.cuh"
 #include "elementwise.cuh"

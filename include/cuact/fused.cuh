@@ -22,11 +22,9 @@
 
 #include "detail/config.cuh"  // first: it rejects a host-only compiler
 
-#include <cuda/std/tuple>
-
 #include <cuda/std/cstddef>
 #include <cuda/std/cstdint>
-#include <cuda/std/type_traits>
+#include <cuda/std/tuple>  // the gate ops' results (gate.cuh)
 
 #include "activation.cuh"
 #include "detail/config.cuh"
@@ -38,6 +36,7 @@
 #ifndef __CUDACC_RTC__
 #include "detail/fused_dispatch.cuh"
 #endif
+#include "detail/std.cuh"
 #include "elementwise.cuh"
 #include "gate.cuh"
 

@@ -112,7 +112,8 @@ template <int V, class Op, class... Out, class... In>
 cudaError_t launch_direct(gpu_case& c, const Op& op, const cuda::std::tuple<Out*...>& out,
                           const cuda::std::tuple<const In*...>& in, cudaStream_t stream) {
   const auto params = cuact::make_elementwise_params<V>(
-      op, cuact::detail::output_arrays<Out...>{out}, c.n, cuact::detail::input_arrays<In...>{in},
+      op, cuda::std::apply([](Out*... p) { return cuact::outputs(p...); }, out), c.n,
+      cuda::std::apply([](const In*... p) { return cuact::inputs(p...); }, in),
       c.launch.vectors_per_thread);
   choose_grid(c, cuact::elementwise_kernel<decltype(params)>, params.work_items());
   if (c.n == 0) return cudaSuccess;

@@ -186,9 +186,10 @@ class elementwise_sim<V, Op, cuact::detail::type_list<Out...>, cuact::detail::ty
 
   /// The launch arguments the case's grids run with.
   auto params() const {
-    return cuact::make_elementwise_params<V>(op_, cuact::detail::output_arrays<Out...>{outputs_},
-                                             l_.n, cuact::detail::input_arrays<In...>{inputs_},
-                                             l_.vectors_per_thread);
+    return cuact::make_elementwise_params<V>(
+        op_, cuda::std::apply([](Out*... p) { return cuact::outputs(p...); }, outputs_), l_.n,
+        cuda::std::apply([](const In*... p) { return cuact::inputs(p...); }, inputs_),
+        l_.vectors_per_thread);
   }
 
   /// Runs every grid; returns what failed.

@@ -117,7 +117,10 @@ __host__ __device__ cuda::std::tuple<Out...> convert_results(const Value& value,
   if constexpr (sizeof...(Out) == 1) {
     return cuda::std::tuple<Out...>(cuact::detail::from_compute<Out>(value)...);
   } else {
-    return cuda::std::tuple<Out...>(cuact::detail::from_compute<Out>(cuda::std::get<O>(value))...);
+    // a user's op returns a cuda::std::tuple, a fused op cuact's own tuple: get finds either
+    using cuact::detail::get;
+    using cuda::std::get;
+    return cuda::std::tuple<Out...>(cuact::detail::from_compute<Out>(get<O>(value))...);
   }
 }
 }  // namespace detail

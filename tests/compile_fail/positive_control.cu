@@ -2,6 +2,7 @@
 // negative cases use. If the include path or a flag is wrong, this fails, instead of every
 // negative case "failing as expected".
 #include <cuact/cuact.cuh>
+#include <cuda/std/tuple>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

@@ -7,10 +7,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <mutex>
 #include <type_traits>
 
 #include "config.cuh"
+#include "host_lock.cuh"
 #include "kernels/bulk_tile.cuh"
 #include "kernels/elementwise.cuh"
 #include "kernels/relu_mask.cuh"
@@ -77,10 +77,9 @@ std::size_t describe_arrays(const output_arrays<Out...>& outputs, std::size_t n,
                             const input_arrays<In...>& inputs, in_place_inputs in_place,
                             const array_arg* extra, std::size_t extra_count, array_arg* arrays) {
   std::size_t used = 0;
-  cuda::std::apply(
-      [&](auto*... p) { ((arrays[used++] = array_of(p, n, array_role::output)), ...); },
-      outputs.pointers);
-  cuda::std::apply(
+  detail::apply([&](auto*... p) { ((arrays[used++] = array_of(p, n, array_role::output)), ...); },
+                outputs.pointers);
+  detail::apply(
       [&](auto*... p) {
         ((arrays[used] =
               array_of(p, n,
@@ -131,12 +130,12 @@ cudaError_t get_table_buffer(const Op& op, int device, cudaStream_t stream, Entr
     unsigned char op_bytes[sizeof(Op)];
     Entry* entries;
   };
-  static std::mutex lock;
+  static host_mutex lock;
   static buffer buffers[table_buffers_per_op_type];
   static int used = 0;
   unsigned char op_bytes[sizeof(Op)];
   std::memcpy(op_bytes, &op, sizeof(Op));
-  const std::lock_guard<std::mutex> guard(lock);
+  const host_lock_guard guard(lock);
   for (int b = 0; b < used; ++b) {
     if (buffers[b].device == device &&
         std::memcmp(buffers[b].op_bytes, op_bytes, sizeof(Op)) == 0) {

@@ -75,8 +75,8 @@
 #endif
 #include <cuda/std/climits>
 #include <cuda/std/cstddef>
-#include <cuda/std/type_traits>
 
+#include "std.cuh"
 #include "config.cuh"
 
 namespace cuact {

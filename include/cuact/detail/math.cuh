@@ -10,12 +10,10 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#include <cuda/std/bit>
 
-#include <cuda/std/cmath>
 #include <cuda/std/cstdint>
-#include <cuda/std/type_traits>
 
+#include "std.cuh"
 #include "config.cuh"
 
 namespace cuact {

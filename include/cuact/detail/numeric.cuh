@@ -7,8 +7,7 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
-#include <cuda/std/type_traits>
-
+#include "std.cuh"
 #include "config.cuh"
 
 namespace cuact {

@@ -24,13 +24,12 @@
 #include <cuda/__ptx/instructions/mbarrier_init.h>
 #include <cuda/__ptx/instructions/mbarrier_wait.h>
 #endif
-#include <cuda/std/tuple>
 
 #include <cuda/std/cstddef>
 #include <cuda/std/cstdint>
-#include <cuda/std/type_traits>
-#include <cuda/std/utility>
 
+#include "../std.cuh"
+#include "../tuple.cuh"
 #include "../config.cuh"
 #include "elementwise.cuh"
 
@@ -80,7 +79,7 @@ CUACT_HOST_DEVICE bool bulk_grid_covers(const Params& params, cuda::std::size_t 
 /// tile.vectors x bulk_copy_vector_bytes from there.
 template <cuda::std::size_t K, class Params>
 CUACT_HOST_DEVICE const void* bulk_tile_source(const Params& params, const bulk_tile& tile) {
-  return cuda::std::get<K>(params.inputs) + params.head + tile.first_vector * Params::vec_width;
+  return detail::get<K>(params.inputs) + params.head + tile.first_vector * Params::vec_width;
 }
 
 /// Bytes of dynamic shared memory a block of tile_vectors threads stages its tile in: each
@@ -98,7 +97,7 @@ CUACT_HOST_DEVICE void compute_staged_inputs(
     const bulk_tile& tile, unsigned tile_vectors, unsigned lane, const void* staging,
     const Access& access, cuda::std::index_sequence<I...> inputs) {
   const auto* staged = static_cast<const unsigned char*>(staging);
-  const cuda::std::tuple<held_vector_t<In, VecWidth>...> loaded{
+  const detail::tuple<held_vector_t<In, VecWidth>...> loaded{
       *reinterpret_cast<const held_vector_t<In, VecWidth>*>(
           staged + (I * tile_vectors + lane) * bulk_copy_vector_bytes)...};
   compute_and_store<VecWidth>(params, params.head + (tile.first_vector + lane) * VecWidth, loaded,

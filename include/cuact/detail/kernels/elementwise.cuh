@@ -4,14 +4,11 @@
 /// per-thread body that also runs on the host (the CPU tests simulate grids with it).
 #pragma once
 
-#include <cuda/std/bit>
-#include <cuda/std/tuple>
-
 #include <cuda/std/cstddef>
 #include <cuda/std/cstdint>
-#include <cuda/std/type_traits>
-#include <cuda/std/utility>
 
+#include "../std.cuh"
+#include "../tuple.cuh"
 #include "../config.cuh"
 #include "../numeric.cuh"
 
@@ -71,12 +68,12 @@ struct vector_store_access : global_memory_access {
 /// The output arrays of an operation, in order (what cuact::outputs(...) builds).
 template <class... T>
 struct output_arrays {
-  cuda::std::tuple<T*...> pointers;
+  detail::tuple<T*...> pointers;
 };
 /// The input arrays of an operation, in order (what cuact::inputs(...) builds).
 template <class... T>
 struct input_arrays {
-  cuda::std::tuple<const T*...> pointers;
+  detail::tuple<const T*...> pointers;
 };
 
 /// An op that declares `static constexpr bool takes_element_index = true` is called as
@@ -222,8 +219,8 @@ struct elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>> {
           ? 1
           : static_cast<int>(CUACT_MAX_LOAD_BYTES_PER_THREAD / vector_load_bytes);
 
-  cuda::std::tuple<Out*...> outputs;
-  cuda::std::tuple<const In*...> inputs;
+  detail::tuple<Out*...> outputs;
+  detail::tuple<const In*...> inputs;
   cuda::std::size_t head;     ///< scalar elements before the first vector
   cuda::std::size_t vectors;  ///< VecWidth-element vectors after the head
   cuda::std::size_t tail;     ///< scalar elements after the vectors
@@ -290,17 +287,32 @@ template <class Op, class Lanes, cuda::std::size_t... I>
 CUACT_HOST_DEVICE auto compute_value(const Op& op, cuda::std::size_t first, const Lanes& lanes,
                                      cuda::std::index_sequence<I...>, int j) {
   if constexpr (takes_element_index_v<Op>) {
-    return op(first + j, cuda::std::get<I>(lanes).elements[j]...);
+    return op(first + j, detail::get<I>(lanes).elements[j]...);
   } else {
-    return op(cuda::std::get<I>(lanes).elements[j]...);
+    return op(detail::get<I>(lanes).elements[j]...);
   }
 }
 
-/// Output `O` of each element (the value itself for a single-output op).
+/// Whether get<O>(value) finds an element: unqualified, so that a multi-output op may return a
+/// detail::tuple or a cuda::std::tuple (found by argument-dependent lookup) without the kernel
+/// including <cuda/std/tuple>.
+template <class V, cuda::std::size_t O, class = void>
+inline constexpr bool has_element_v = false;
+template <class V, cuda::std::size_t O>
+inline constexpr bool
+    has_element_v<V, O, cuda::std::void_t<decltype(get<O>(cuda::std::declval<const V&>()))>> = true;
+
+/// Output `O` of each element (the value itself for a single-output op). A single value against
+/// several outputs stays itself: such a call is rejected before any launch (validate.cuh), but
+/// its kernel still compiles.
 template <class V, cuda::std::size_t O>
 CUACT_HOST_DEVICE auto output_value(const V& value,
                                     cuda::std::integral_constant<cuda::std::size_t, O>) {
-  return cuda::std::get<O>(value);
+  if constexpr (has_element_v<V, O>) {
+    return get<O>(value);
+  } else {
+    return value;
+  }
 }
 template <class V>
 CUACT_HOST_DEVICE const V& output_value(const V& value) {
@@ -421,8 +433,8 @@ CUACT_HOST_DEVICE void compute_and_store(
   if constexpr (Width > 1 && takes_held_vector_v<Op>) {
     static_assert(sizeof...(In) == 1 && sizeof...(Out) == 1 && (held_as_words_v<In, Width> && ...),
                   "cuact: an op taking the held vector maps one 16-bit array to one array");
-    (store_vector<Width>(access, cuda::std::get<O>(params.outputs) + first,
-                         params.op.template apply_held<Width>(cuda::std::get<I>(loaded)...)),
+    (store_vector<Width>(access, detail::get<O>(params.outputs) + first,
+                         params.op.template apply_held<Width>(detail::get<I>(loaded)...)),
      ...);
     return;  // (what follows compiles for it all the same: its op(value) serves the scalars)
   }
@@ -431,13 +443,13 @@ CUACT_HOST_DEVICE void compute_and_store(
   // vectors leave, below Width (make_params; rows.cuh's rows likewise)
   const auto zero =
       static_cast<cuda::std::uint32_t>(static_cast<cuda::std::uint64_t>(params.tail) >> 32);
-  const cuda::std::tuple<vector_of<compute_t<In>, Width>...> lanes{
-      lanes_of<In, Width>(with_loads_tied(cuda::std::get<I>(loaded), zero))...};
+  const detail::tuple<vector_of<compute_t<In>, Width>...> lanes{
+      lanes_of<In, Width>(with_loads_tied(detail::get<I>(loaded), zero))...};
   using value_t =
       decltype(compute_value(params.op, first, lanes, cuda::std::index_sequence<I...>{}, 0));
   value_t values[Width];
   if constexpr (Width > 1 && takes_vector_index_v<Op>) {
-    const auto results = params.op.apply_vector(state, cuda::std::get<I>(lanes)...);
+    const auto results = params.op.apply_vector(state, detail::get<I>(lanes)...);
     CUACT_UNROLL
     for (int j = 0; j < Width; ++j) values[j] = results.elements[j];
   } else {
@@ -446,27 +458,26 @@ CUACT_HOST_DEVICE void compute_and_store(
       values[j] = compute_value(params.op, first, lanes, cuda::std::index_sequence<I...>{}, j);
     }
   }
-  cuda::std::tuple<vector_of<Out, Width>...> results;
+  detail::tuple<vector_of<Out, Width>...> results;
   if constexpr (sizeof...(Out) == 1) {
-    ((cuda::std::get<O>(results) = convert_vector<Out>(values)), ...);
+    ((detail::get<O>(results) = convert_vector<Out>(values)), ...);
   } else {
-    ((cuda::std::get<O>(results) =
+    ((detail::get<O>(results) =
           convert_vector<Out>(values, cuda::std::integral_constant<cuda::std::size_t, O>{})),
      ...);
   }
-  (store_vector<Width>(access, cuda::std::get<O>(params.outputs) + first,
-                       cuda::std::get<O>(results)),
+  (store_vector<Width>(access, detail::get<O>(params.outputs) + first, detail::get<O>(results)),
    ...);
 }
 
 #pragma nv_exec_check_disable
 template <int Width, class Op, int VecWidth, class... Out, class... In, class Access,
           cuda::std::size_t... I>
-CUACT_HOST_DEVICE cuda::std::tuple<held_vector_t<In, Width>...> load_inputs(
+CUACT_HOST_DEVICE detail::tuple<held_vector_t<In, Width>...> load_inputs(
     const elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>& params,
     cuda::std::size_t first, const Access& access, cuda::std::index_sequence<I...>) {
-  return {access.load(reinterpret_cast<const held_vector_t<In, Width>*>(
-      cuda::std::get<I>(params.inputs) + first))...};
+  return {access.load(
+      reinterpret_cast<const held_vector_t<In, Width>*>(detail::get<I>(params.inputs) + first))...};
 }
 
 /// An access that declares `ready()` has it called exactly once by every thread, after the
@@ -535,7 +546,7 @@ CUACT_HOST_DEVICE void elementwise_thread(
       }
     }
     for (cuda::std::size_t base = thread; base < params.vectors; base += step) {
-      cuda::std::tuple<held_vector_t<In, VecWidth>...> loaded[max_k];
+      detail::tuple<held_vector_t<In, VecWidth>...> loaded[max_k];
       decltype(load_vector_state<VecWidth>(params.op, 0)) states[max_k] = {};  // {}: GCC warns
       CUACT_UNROLL
       for (int u = 0; u < max_k; ++u) {
@@ -634,8 +645,8 @@ elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>> make_param
                 "cuact: the vector width is a power of two");
   elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>> params{
       outputs.pointers, inputs.pointers, 0, 0, n, vectors_per_thread, op};
-  const cuda::std::size_t offset = offset_in_vector<VecWidth>(cuda::std::get<0>(outputs.pointers));
-  const bool co_aligned = cuda::std::apply(
+  const cuda::std::size_t offset = offset_in_vector<VecWidth>(detail::get<0>(outputs.pointers));
+  const bool co_aligned = detail::apply(
       [&](auto*... p) {
         return (
             (reinterpret_cast<cuda::std::uintptr_t>(p) %
@@ -644,7 +655,7 @@ elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>> make_param
              offset_in_vector<VecWidth>(p) == offset) &&
             ...);
       },
-      cuda::std::tuple_cat(outputs.pointers, inputs.pointers));
+      detail::tuple_cat(outputs.pointers, inputs.pointers));
   if (co_aligned) {
     const cuda::std::size_t to_boundary = (VecWidth - offset) % VecWidth;
     params.head = to_boundary < n ? to_boundary : n;

@@ -2,9 +2,9 @@
 /// load_kept_in_l2: a load under an L2 evict_last policy, for the bias kernels (fused.cuh).
 #pragma once
 
-#include <cuda/std/bit>
 #include <cuda/std/cstdint>
 
+#include "../std.cuh"
 #include "../config.cuh"
 
 namespace cuact {

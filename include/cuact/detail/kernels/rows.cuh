@@ -12,9 +12,8 @@
 #pragma once
 
 #include <cuda/std/cstddef>
-#include <cuda/std/type_traits>
-#include <cuda/std/utility>
 
+#include "../std.cuh"
 #include "../config.cuh"
 #include "elementwise.cuh"
 
@@ -123,8 +122,8 @@ template <class Params, unsigned Broadcast, unsigned W, cuda::std::size_t... O,
 CUACT_HOST_DEVICE void advance_rows(Params& q, const rows_params<Params, Broadcast, W>& p,
                                     cuda::std::size_t rows, cuda::std::index_sequence<O...>,
                                     cuda::std::index_sequence<I...>) {
-  ((cuda::std::get<O>(q.outputs) += rows * p.output_pitch[O]), ...);
-  ((cuda::std::get<I>(q.inputs) += (Broadcast >> I & 1u) ? 0 : rows * p.input_pitch[I]), ...);
+  ((detail::get<O>(q.outputs) += rows * p.output_pitch[O]), ...);
+  ((detail::get<I>(q.inputs) += (Broadcast >> I & 1u) ? 0 : rows * p.input_pitch[I]), ...);
 }
 
 /// Moves `q`, some row's params, `rows` rows down (broadcast inputs stay). The walk advances by a
@@ -152,9 +151,9 @@ template <cuda::std::size_t I, bool Load, class Held, class Params, class Access
 CUACT_HOST_DEVICE void load_input_into(Held& into, const Params& at, cuda::std::size_t first,
                                        const Access& access) {
   if constexpr (Load) {
-    using held = cuda::std::remove_reference_t<decltype(cuda::std::get<I>(into))>;
-    cuda::std::get<I>(into) =
-        access.load(reinterpret_cast<const held*>(cuda::std::get<I>(at.inputs) + first));
+    using held = cuda::std::remove_reference_t<decltype(detail::get<I>(into))>;
+    detail::get<I>(into) =
+        access.load(reinterpret_cast<const held*>(detail::get<I>(at.inputs) + first));
   }
 }
 
@@ -170,7 +169,7 @@ CUACT_HOST_DEVICE void rows_columns(
     cuda::std::size_t first, cuda::std::size_t first_row, cuda::std::size_t row_step,
     const Access& access, cuda::std::index_sequence<I...> inputs) {
   using params_t = elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>;
-  using loaded_t = cuda::std::tuple<held_vector_t<In, Width>...>;
+  using loaded_t = detail::tuple<held_vector_t<In, Width>...>;
   constexpr int max_k = rows_params<params_t, Broadcast, W>::max_rows_in_flight;
   const int k = p.effective_rows_in_flight();
   if (first_row >= p.rows) return;

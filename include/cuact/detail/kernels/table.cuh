@@ -29,12 +29,10 @@
 /// issue slots.
 #pragma once
 
-#include <cuda/std/bit>
-
 #include <cuda/std/cstddef>
 #include <cuda/std/cstdint>
-#include <cuda/std/type_traits>
 
+#include "../std.cuh"
 #include "../config.cuh"
 #include "../numeric.cuh"
 #include "elementwise.cuh"
