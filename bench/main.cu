@@ -50,7 +50,7 @@ void print_help() {
       "  --family    every op-table row, forward / backward / backward_from_output,\n"
       "              fp32/bf16/fp16, same columns; --only S1,S2,... keeps the rows whose\n"
       "              \"activation kind dtype\" label contains one of the substrings\n"
-      "  --user      plainly written user functors (no is_heavy hint), fp32/bf16 forward and\n"
+      "  --user      plainly written user functors (no cost hint), fp32/bf16 forward and\n"
       "              backward, with the registers and the model's heavy estimate\n"
       "  --sweep     n = 2^10 ... 2^30, relu/selu forward fp32/bf16/fp16/fp64 and backward\n"
       "              fp32/bf16; every size in a fresh child process (fair to CUB's cached\n"

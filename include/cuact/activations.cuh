@@ -16,14 +16,15 @@
 #include "activation.cuh"
 #include "detail/config.cuh"
 #include "detail/math.cuh"
+#include "tuning.cuh"
 
 namespace cuact {
 
 /// ReLU: x > 0 ? x : +0; propagates NaN; relu(-0) = +0. PyTorch `torch.relu` semantics.
 /// Backward as PyTorch `threshold_backward(dy, x, 0)`: dx = x > 0 ? dy : 0 (relu'(0) = 0).
 struct relu {
-  /// Cost hint (activation.cuh): light.
-  static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
+  /// Cost hint (activation.cuh): a compare and a select: memory-bound at every width.
+  static constexpr cuact::cost cost = cuact::cost::light;
   /// relu(x).
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
@@ -56,12 +57,8 @@ struct relu {
 /// scale * (x > 0 ? x : alpha * expm1(x)); propagates NaN; selu(-0) = -0.
 /// Backward as PyTorch `elu_backward`: x <= 0 ? scale * alpha * exp(x) : scale.
 struct selu {
-  /// Cost hint (activation.cuh): heavy.
-  static constexpr bool is_heavy = true;  // exp: tens of instructions per element in float
-  /// Faster as bulk tiles where the budget is roomy (activation.cuh: gains_from_bulk_tiles).
-  static constexpr bool gains_from_bulk_tiles = true;
-  /// The backward from the output is light: a compare, an add and a select.
-  static constexpr bool is_heavy_from_output = false;
+  /// Cost hint (activation.cuh): exp.
+  static constexpr cuact::cost cost = cuact::cost::heavy;
   /// SELU's alpha (fixed, as in PyTorch).
   static constexpr double alpha = 1.6732632423543772848170429916717;
   /// SELU's scale (fixed, as in PyTorch).
@@ -101,8 +98,8 @@ struct selu {
 /// +0 (max orders -0 below +0). Backward as `hardtanh_backward`: dx = 0 < x < 6 ? dy : 0 (0 at
 /// both kinks; a NaN x passes dy through).
 struct relu6 {
-  /// Cost hint (activation.cuh): light.
-  static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
+  /// Cost hint (activation.cuh): a compare and a select: memory-bound at every width.
+  static constexpr cuact::cost cost = cuact::cost::light;
   /// relu6(x).
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
@@ -134,8 +131,8 @@ struct relu6 {
 /// propagates. Backward as `hardtanh_backward`: dx = min_val < x < max_val ? dy : 0. The bounds
 /// are rounded to the compute type.
 struct hardtanh {
-  /// Cost hint (activation.cuh): light.
-  static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
+  /// Cost hint (activation.cuh): a compare and a select: memory-bound at every width.
+  static constexpr cuact::cost cost = cuact::cost::light;
   /// PyTorch's min_val (default -1.0).
   double min_val = -1.0;
   /// PyTorch's max_val (default 1.0).
@@ -174,8 +171,8 @@ struct hardtanh {
 /// From the output only for negative_slope >= 0 (as PyTorch, which refuses the in-place backward
 /// otherwise): a negative slope gives NaN there.
 struct leaky_relu {
-  /// Cost hint (activation.cuh): light.
-  static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
+  /// Cost hint (activation.cuh): a compare and a select: memory-bound at every width.
+  static constexpr cuact::cost cost = cuact::cost::light;
   /// PyTorch's negative_slope (default 0.01).
   double negative_slope = 0.01;
   /// leaky_relu(x).
@@ -199,8 +196,8 @@ struct leaky_relu {
 /// Hardsigmoid, PyTorch `F.hardsigmoid`: min(max(x + 3, 0), 6) / 6; NaN propagates. Backward as
 /// `hardsigmoid_backward`: dx = -3 < x < 3 ? dy / 6 : 0 (0 at both kinks and for NaN x).
 struct hardsigmoid {
-  /// Cost hint (activation.cuh): light.
-  static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
+  /// Cost hint (activation.cuh): a compare and a select: memory-bound at every width.
+  static constexpr cuact::cost cost = cuact::cost::light;
   /// hardsigmoid(x).
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
@@ -226,8 +223,8 @@ struct hardsigmoid {
 /// with x / 3 + 1/2 as (x + 1.5) / 3, which cannot cancel at its zero x = -1.5. (The kinks as
 /// torch 2.11's CUDA kernel measured: 0 at x = -3 and 1 at x = 3, the one-sided limits outside.)
 struct hardswish {
-  /// Cost hint (activation.cuh): light.
-  static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
+  /// Cost hint (activation.cuh): a compare and a select: memory-bound at every width.
+  static constexpr cuact::cost cost = cuact::cost::light;
   /// hardswish(x).
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
@@ -253,8 +250,8 @@ struct hardswish {
 /// at most the rounding of lambd. PyTorch refuses a negative lambd; here it gives the formula as
 /// written. Backward as `shrink_backward`: |x| <= lambd ? 0 : dy.
 struct softshrink {
-  /// Cost hint (activation.cuh): light.
-  static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
+  /// Cost hint (activation.cuh): a compare and a select: memory-bound at every width.
+  static constexpr cuact::cost cost = cuact::cost::light;
   /// PyTorch's lambd (default 0.5).
   double lambd = 0.5;
   /// softshrink(x).
@@ -289,8 +286,8 @@ struct softshrink {
 /// Hardshrink, PyTorch `F.hardshrink(x, lambd)`: -lambd <= x <= lambd ? 0 : x; NaN propagates;
 /// hardshrink(-0) = +0. Backward as `shrink_backward`: |x| <= lambd ? 0 : dy.
 struct hardshrink {
-  /// Cost hint (activation.cuh): light.
-  static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
+  /// Cost hint (activation.cuh): a compare and a select: memory-bound at every width.
+  static constexpr cuact::cost cost = cuact::cost::light;
   /// PyTorch's lambd (default 0.5).
   double lambd = 0.5;
   /// hardshrink(x).
@@ -314,8 +311,8 @@ struct hardshrink {
 /// propagates (NaN <= threshold is false). PyTorch has no defaults; {} is threshold 0, value 0.
 /// Backward as `threshold_backward`: x <= threshold ? 0 : dy.
 struct threshold {
-  /// Cost hint (activation.cuh): light.
-  static constexpr bool is_heavy = false;  // a compare and a select: memory-bound at every width
+  /// Cost hint (activation.cuh): a compare and a select: memory-bound at every width.
+  static constexpr cuact::cost cost = cuact::cost::light;
   /// PyTorch's threshold (no default there; 0.0 here).
   double threshold = 0.0;
   /// PyTorch's value (no default there; 0.0 here).
@@ -345,13 +342,8 @@ struct softsign {
   // its bf16 forward is tabulated from 2^27 elements (detail/launch.cuh), which is slower for
   // softsign than computing it.
   // Heavy: a division (a reciprocal in 16-bit), two vectors in flight per thread.
-  /// Cost hint (activation.cuh): heavy.
-  static constexpr bool is_heavy = true;
-  /// Faster as bulk tiles where the budget is roomy (activation.cuh: gains_from_bulk_tiles).
-  static constexpr bool gains_from_bulk_tiles = true;
-  /// One vector per thread on float data where the budget is tight too (activation.cuh:
-  /// has_short_float_math): its float math is short enough that more threads beat more vectors.
-  static constexpr bool has_short_float_math = true;
+  /// Cost hint (activation.cuh): tens of instructions per element.
+  static constexpr cuact::cost cost = cuact::cost::heavy;
   /// softsign(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
@@ -378,12 +370,8 @@ struct softsign {
 /// 1); from the output (alpha >= 0, else NaN): y <= 0 ? y + alpha : 1, alpha added in two parts so
 /// nothing is lost where y + alpha cancels.
 struct elu {
-  /// Cost hint (activation.cuh): heavy.
-  static constexpr bool is_heavy = true;  // expm1
-  /// Faster as bulk tiles where the budget is roomy (activation.cuh: gains_from_bulk_tiles).
-  static constexpr bool gains_from_bulk_tiles = true;
-  /// The backward from the output is light: a compare, an add and a select.
-  static constexpr bool is_heavy_from_output = false;
+  /// Cost hint (activation.cuh): expm1.
+  static constexpr cuact::cost cost = cuact::cost::heavy;
   /// PyTorch's alpha (default 1.0).
   double alpha = 1.0;
   /// elu(x).
@@ -414,10 +402,8 @@ struct elu {
 /// float and double (exp amplifies its rounding by |x / alpha|); from the output (alpha > 0, else
 /// NaN): y <= 0 ? (y + alpha) / alpha : 1.
 struct celu {
-  /// Cost hint (activation.cuh): heavy.
-  static constexpr bool is_heavy = true;  // expm1
-  /// The backward from the output is light: an add and a division by alpha.
-  static constexpr bool is_heavy_from_output = false;
+  /// Cost hint (activation.cuh): expm1.
+  static constexpr cuact::cost cost = cuact::cost::heavy;
   /// PyTorch's alpha (default 1.0; must be positive).
   double alpha = 1.0;
   /// celu(x).
@@ -462,15 +448,8 @@ struct celu {
 /// below x = -88.7). Backward: sigma(x) (1 - sigma(x)) = e / (1 + e)^2; from the output as
 /// PyTorch's `sigmoid_backward`: y * (1 - y).
 struct sigmoid {
-  /// Cost hint (activation.cuh): heavy.
-  static constexpr bool is_heavy = true;  // exp and a division
-  /// Faster as bulk tiles where the budget is roomy (activation.cuh: gains_from_bulk_tiles).
-  static constexpr bool gains_from_bulk_tiles = true;
-  /// One vector per thread on float data where the budget is tight too (activation.cuh:
-  /// has_short_float_math): its float math is short enough that more threads beat more vectors.
-  static constexpr bool has_short_float_math = true;
-  /// The backward from the output is light: y (1 - y).
-  static constexpr bool is_heavy_from_output = false;
+  /// Cost hint (activation.cuh): exp and a division.
+  static constexpr cuact::cost cost = cuact::cost::heavy;
   /// sigmoid(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
@@ -511,13 +490,8 @@ struct sigmoid {
 /// `silu_backward`: s (1 + x (1 - s)), 1 - s taken from the logistic pair rather than by
 /// subtraction; silu'(+-inf) = NaN (inf * 0, as PyTorch).
 struct silu {
-  /// Cost hint (activation.cuh): heavy.
-  static constexpr bool is_heavy = true;
-  /// Faster as bulk tiles where the budget is roomy (activation.cuh: gains_from_bulk_tiles).
-  static constexpr bool gains_from_bulk_tiles = true;
-  /// One vector per thread on float data where the budget is tight too (activation.cuh:
-  /// has_short_float_math): its float math is short enough that more threads beat more vectors.
-  static constexpr bool has_short_float_math = true;
+  /// Cost hint (activation.cuh): tens of instructions per element.
+  static constexpr cuact::cost cost = cuact::cost::heavy;
   /// silu(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
@@ -561,8 +535,8 @@ struct silu {
 /// results (detail::log1p_unit). Backward as `log_sigmoid_backward`: 1 - sigmoid(x) = sigmoid(-x),
 /// overflow-safe.
 struct logsigmoid {
-  /// Cost hint (activation.cuh): heavy.
-  static constexpr bool is_heavy = true;  // exp and log
+  /// Cost hint (activation.cuh): exp and log.
+  static constexpr cuact::cost cost = cuact::cost::heavy;
   /// logsigmoid(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
@@ -602,11 +576,8 @@ struct logsigmoid {
 /// x * beta > threshold ? 1 : sigmoid(x * beta), overflow-safe (PyTorch's z / (z + 1) is NaN
 /// where exp overflows below a threshold above 88).
 struct softplus {
-  /// Cost hint (activation.cuh): heavy.
-  static constexpr bool is_heavy = true;  // exp and log
-  /// Two vectors per thread for 16-bit data where the budget is tight (activation.cuh): one
-  /// vector leaves too few loads in flight behind its long math.
-  static constexpr bool has_long_16bit_math = true;
+  /// Cost hint (activation.cuh): exp and log.
+  static constexpr cuact::cost cost = cuact::cost::heavy;
   /// PyTorch's beta (default 1.0).
   double beta = 1.0;
   /// PyTorch's threshold (default 20.0): where x * beta exceeds it the result is x.
@@ -692,10 +663,8 @@ struct softplus {
 /// `mish_backward`: t + x sigmoid(x) (1 - t^2), with 1 - t^2 = b (2a + b) / (a + b)^2;
 /// mish'(+-inf) = NaN (inf * 0, as PyTorch).
 struct mish {
-  /// Cost hint (activation.cuh): heavy.
-  static constexpr bool is_heavy = true;
-  /// Faster as bulk tiles where the budget is roomy (activation.cuh: gains_from_bulk_tiles).
-  static constexpr bool gains_from_bulk_tiles = true;
+  /// Cost hint (activation.cuh): tens of instructions per element.
+  static constexpr cuact::cost cost = cuact::cost::heavy;
   /// tanh(softplus(x)) as a / (a + b) (see mish).
   template <class C>
   struct parts {
@@ -798,18 +767,8 @@ struct mish {
 /// Backward: 1 - tanh(x)^2 as 4e / (1 + e)^2, e = exp(-2|x|) (no cancellation near +-1); from the
 /// output as PyTorch's `tanh_backward`: 1 - y^2, with one rounding (fma).
 struct tanh {
-  /// Cost hint (activation.cuh): heavy.
-  static constexpr bool is_heavy = true;
-  /// Faster as bulk tiles where the budget is roomy (activation.cuh: gains_from_bulk_tiles).
-  static constexpr bool gains_from_bulk_tiles = true;
-  /// One vector per thread on float data where the budget is tight too (activation.cuh:
-  /// has_short_float_math): its float math is short enough that more threads beat more vectors.
-  static constexpr bool has_short_float_math = true;
-  /// The bf16 forward is one `tanh.approx` (detail::tanh_): a light op's launch
-  /// (activation.cuh: has_short_bf16_math).
-  static constexpr bool has_short_bf16_math = true;
-  /// The backward from the output is light: 1 - y^2, one fma.
-  static constexpr bool is_heavy_from_output = false;
+  /// Cost hint (activation.cuh): tens of instructions per element.
+  static constexpr cuact::cost cost = cuact::cost::heavy;
   /// tanh(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
@@ -854,14 +813,8 @@ struct tanh {
 /// below |x| = 1, (1 - e)^2 / (1 + e)^2 with e = exp(-2|x|) above (see derivative); double squares
 /// double tanh: within 6 ulp (a 1-ulp tanh doubles in the square, near its binade's bottom).
 struct tanhshrink {
-  /// Cost hint (activation.cuh): heavy.
-  static constexpr bool is_heavy = true;
-  /// One vector per thread on float data where the budget is tight too (activation.cuh:
-  /// has_short_float_math): its float math is short enough that more threads beat more vectors.
-  static constexpr bool has_short_float_math = true;
-  /// Two vectors per thread for 16-bit data where the budget is tight (activation.cuh): one
-  /// vector leaves too few loads in flight behind its long math.
-  static constexpr bool has_long_16bit_math = true;
+  /// Cost hint (activation.cuh): tens of instructions per element.
+  static constexpr cuact::cost cost = cuact::cost::heavy;
   /// tanhshrink(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
@@ -931,14 +884,8 @@ struct tanhshrink {
 /// Backward as `GeluBackward`: Phi(x) + x phi(x), with x^2 in two parts in exp(-x^2 / 2) for
 /// double; gelu'(+-inf) = NaN (inf * 0, as PyTorch).
 struct gelu {
-  /// Cost hint (activation.cuh): heavy.
-  static constexpr bool is_heavy = true;  // erfc
-  /// The fp32 forward issues tens of instructions per element: more passes where that is the
-  /// device's budget (activation.cuh).
-  static constexpr bool is_compute_bound = true;
-  /// Four: where the fp32 budget is tight (detail::compute_bound_budget_per_array), four passes
-  /// reach the copy ceiling and two do not.
-  static constexpr unsigned compute_bound_passes = 4;
+  /// Cost hint (activation.cuh): its float forward is as long as a tight budget affords.
+  static constexpr cuact::cost cost = cuact::cost::compute_bound;
   /// 1 / sqrt 2 as a double plus its rounding error (sqrt1_2_lo).
   static constexpr double sqrt1_2_hi = 0x1.6a09e667f3bcdp-1;
   /// Low part of 1 / sqrt 2 (see sqrt1_2_hi).
@@ -1150,14 +1097,8 @@ struct gelu {
 /// Backward as PyTorch's: s + 2 x s (1 - s) u', u' = sqrt(2/pi) (1 + 3 * 0.044715 x^2);
 /// gelu_tanh'(+-inf) = NaN (inf * 0, as PyTorch).
 struct gelu_tanh {
-  /// Cost hint (activation.cuh): heavy.
-  static constexpr bool is_heavy = true;
-  /// The fp32 forward issues tens of instructions per element: more passes where the device's
-  /// budget is near that (detail::compute_bound_budget_per_array).
-  static constexpr bool is_compute_bound = true;
-  /// Four: where the fp32 budget is tight, four passes of one vector per thread come closer to
-  /// the copy ceiling than two.
-  static constexpr unsigned compute_bound_passes = 4;
+  /// Cost hint (activation.cuh): its float forward is as long as a tight budget affords.
+  static constexpr cuact::cost cost = cuact::cost::compute_bound;
   /// sqrt(2/pi) as a double plus its rounding error (beta_lo).
   static constexpr double beta_hi = 0x1.9884533d43651p-1;  // sqrt(2/pi)
   /// Low part of sqrt(2/pi) (see beta_hi).

@@ -54,27 +54,6 @@ CUACT_HOST_DEVICE C gradient_at(const A& act, C dy, C x) {
   }
 }
 
-/// A composition's cost hint: heavy when either part declares heavy, light when both declare
-/// light, undeclared (estimated) otherwise.
-template <cost_hint F, cost_hint G>
-struct composed_cost {};
-template <cost_hint G>
-struct composed_cost<cost_hint::heavy, G> {
-  static constexpr bool is_heavy = true;
-};
-template <>
-struct composed_cost<cost_hint::light, cost_hint::heavy> {
-  static constexpr bool is_heavy = true;
-};
-template <>
-struct composed_cost<cost_hint::estimate, cost_hint::heavy> {
-  static constexpr bool is_heavy = true;
-};
-template <>
-struct composed_cost<cost_hint::light, cost_hint::light> {
-  static constexpr bool is_heavy = false;
-};
-
 }  // namespace detail
 
 /// The activation alpha * x + beta (alpha and beta rounded to the compute type). Its derivative is
@@ -82,7 +61,7 @@ struct composed_cost<cost_hint::light, cost_hint::light> {
 /// output: x * sigmoid(1.702 x) = compose(linear{1 / 1.702}, affine(silu{}, 1.702)).
 struct linear {
   /// Cost hint (activation.cuh): light.
-  static constexpr bool is_heavy = false;
+  static constexpr cuact::cost cost = cuact::cost::light;
   /// Slope (default 1.0).
   double alpha = 1.0;
   /// Offset (default 0.0).
@@ -108,14 +87,9 @@ struct linear {
 /// compute type). Build with cuact::affine(act, alpha, beta). Derivatives by the chain rule:
 /// alpha * act'(alpha * x + beta); from the output, alpha * act'(from y) where act has that; a
 /// selection gradient (relu's) stays a selection: act.gradient(alpha * dy, alpha * x + beta).
-/// Carries act's is_heavy, is_heavy_from_output, has_long_16bit_math and has_short_float_math
-/// (one multiply-add more).
+/// Carries act's cost hints and math lengths (tuning_traits; one multiply-add more).
 template <class Activation>
-struct affine_activation : detail::cost_hint_of<Activation> {
-  /// Act's (activation.cuh: has_long_16bit_math).
-  static constexpr bool has_long_16bit_math = detail::has_long_16bit_math_of<Activation>;
-  /// Act's (activation.cuh: has_short_float_math).
-  static constexpr bool has_short_float_math = detail::has_short_float_math_of<Activation>;
+struct affine_activation : detail::tuning_of_affine<Activation> {
   /// The activation applied to alpha * x + beta.
   Activation act;
   /// Input scale (default 1.0).
@@ -170,12 +144,9 @@ constexpr affine_activation<Activation> affine(Activation act, double alpha, dou
 /// (each part's gradient is its own `gradient` where it has one, else dy * derivative), so
 /// selections stay selections; `derivative` = f'(g(x)) * g'(x) where both have derivatives.
 /// No backward from the output (it would need g(x)). Heavy when either part is; short float math
-/// (activation.cuh: has_short_float_math) is not carried: two short parts make a longer one.
+/// (tuning_traits) is not carried: two short parts make a longer one.
 template <class F, class G>
-struct composition : detail::composed_cost<detail::declared_cost<F>, detail::declared_cost<G>> {
-  /// Long 16-bit math when either part's is (activation.cuh: has_long_16bit_math).
-  static constexpr bool has_long_16bit_math =
-      detail::has_long_16bit_math_of<F> || detail::has_long_16bit_math_of<G>;
+struct composition : detail::tuning_of_composition<F, G> {
   /// The outer activation.
   F f;
   /// The inner activation.
@@ -228,9 +199,7 @@ using product_accuracy =
 
 /// out = act(a) * b, act(a) at detail::product_accuracy<Out>.
 template <class Activation, class Out>
-struct gated_op : detail::cost_hint_of<Activation> {
-  /// Act's: a forward (activation.cuh: has_long_16bit_math).
-  static constexpr bool has_long_16bit_math = detail::has_long_16bit_math_of<Activation>;
+struct gated_op : detail::tuning_of_gated<Activation> {
   /// The activation applied to a.
   Activation act;
   /// act(a) * b.
@@ -245,7 +214,7 @@ struct gated_op : detail::cost_hint_of<Activation> {
 /// selection for relu: a > 0 ? dy * b : 0), db = dy * act(a); act and act' at
 /// detail::product_accuracy<Out>, as gated_op.
 template <class Activation, class Out>
-struct gated_gradient_op : detail::cost_hint_of<Activation> {
+struct gated_gradient_op : detail::tuning_of_activation<Activation> {
   /// The activation applied to a.
   Activation act;
   /// (da, db) for inputs a, b and upstream gradient dy.
@@ -258,9 +227,9 @@ struct gated_gradient_op : detail::cost_hint_of<Activation> {
 };
 
 /// out = act(x + bias), x + bias in the compute type (not rounded to the storage type first).
-/// A forward: it carries the activation's forward hint (gelu's `is_compute_bound`).
+/// A forward: it carries the activation's forward hint (gelu's `cost::compute_bound`).
 template <class Activation, class Out>
-struct bias_op : detail::forward_cost_hint_of<Activation> {
+struct bias_op : detail::tuning_of_forward<Activation> {
   /// The activation.
   Activation act;
   /// act(x + bias).
@@ -272,7 +241,7 @@ struct bias_op : detail::forward_cost_hint_of<Activation> {
 
 /// dx = dy * act'(x + bias) (act's gradient where it has one).
 template <class Activation, class Out>
-struct bias_gradient_op : detail::cost_hint_of<Activation> {
+struct bias_gradient_op : detail::tuning_of_activation<Activation> {
   /// The activation.
   Activation act;
   /// dx for input x, bias and upstream gradient dy.
@@ -292,7 +261,7 @@ namespace detail {
 /// Vectors start at multiples of the vector width (x, out and bias aligned to it; cols a multiple
 /// of it: flat_bias_applies), so a vector lies in one row and its bias vector is aligned.
 template <class Activation, class T, class Out>
-struct flat_bias_op : forward_cost_hint_of<Activation> {
+struct flat_bias_op : tuning_of_forward<Activation> {
   static constexpr bool takes_element_index = true;
   static constexpr bool takes_vector_index = true;
   /// act(x + bias) on compute-type values: the walk's op, so both paths give the same results.
@@ -347,7 +316,7 @@ struct flat_bias_op : forward_cost_hint_of<Activation> {
 /// act(x) * scale, keeping max |act(x)| in *amax (quantize_thread points it at a variable of the
 /// calling thread). The math is forward_op's at the accuracy of Out.
 template <class Activation, class Out>
-struct amax_op : cost_hint_of<Activation> {
+struct amax_op : tuning_of_activation<Activation> {
   Activation act;
   float scale;
   float* amax;

@@ -23,14 +23,14 @@
 ///   thread where its kernel holds as many resident blocks with two as with one (else one, as
 ///   above: more threads hide it better than more vectors) and where neither its data nor the
 ///   device's budget takes one (a declared-heavy op on 16-bit data runs one vector on every
-///   device unless it declares `has_long_16bit_math`, one on float data where the budget is
-///   roomy, or where it declares `has_short_float_math`: dispatch.cuh,
+///   device unless its traits say `has_long_16bit_math`, one on float data where the budget is
+///   roomy, or where its traits say `has_short_float_math`: dispatch.cuh,
 ///   heavy_runs_one_vector); where the device's instruction
 ///   budget per element (SMs x clock x 128 lanes over elements per second at full bandwidth) is
 ///   under instruction_bound_budget_per_array for each array an element is read from or written
 ///   to, it is instruction-bound, and each thread makes two passes (16-bit forwards on devices
-///   whose budget is tight). The cost is the activation's `is_heavy` hint when it
-///   declares one; a forward declared `is_compute_bound` (gelu's) counts as instruction-bound
+///   whose budget is tight). The cost is the activation's `cost` hint (tuning_traits) when it
+///   has one; a forward declared `cost::compute_bound` (gelu's) counts as instruction-bound
 ///   below compute_bound_budget_per_array, which takes in fp32 only where the float budget is
 ///   tight. An operation without the hint is taken as heavy and makes two passes (a wrong guess
 ///   costs a cheap op little, a right one gains much more: see model_launch_shape), except where
@@ -46,7 +46,7 @@
 ///   in flight above: oversubscribed_loads_in_flight) runs 128-thread blocks capped to fewer
 ///   resident blocks per SM by dynamic shared memory it does not use, fewer for a light one than
 ///   for a heavy one, whose math needs the threads (throttled_resident_blocks).
-/// - **Bulk tiles.** A one-input forward, light or heavy declaring `gains_from_bulk_tiles`, on
+/// - **Bulk tiles.** A one-input forward, light or heavy with `gains_from_bulk_tiles` (tuning_traits), on
 ///   16-bit, float or double data where the budget is roomy runs as bulk tiles instead
 ///   (kernels/bulk_tile.cuh: each block copies its one tile into shared memory by cp.async.bulk,
 ///   as CUB's sm_90 path does): takes_bulk_tiles.
@@ -78,6 +78,7 @@
 #include <cuda/std/type_traits>
 
 #include "config.cuh"
+#include "tuning_traits.cuh"
 
 namespace cuact {
 namespace detail {
@@ -118,55 +119,15 @@ inline double target_bytes_in_flight_per_sm(const device_facts& device) {
 inline constexpr double instruction_bound_budget_per_array = 16;
 
 /// As instruction_bound_budget_per_array, for a forward declared compute-bound (activation.cuh:
-/// `is_compute_bound`) on float data (4 bytes or more per array: the hint describes the float
+/// `cost::compute_bound`) on float data (4 bytes or more per array: the hint describes the float
 /// forward; 16-bit data take the heavy rule above). 32 per array (64 for a unary op) takes in a
-/// tight fp32 budget and leaves out a roomy one. There each thread makes the activation's `compute_bound_passes` grid-stride passes
-/// (default_compute_bound_passes unless it declares more). Why: on a device whose float budget
+/// tight fp32 budget and leaves out a roomy one. There each thread makes the
+/// activation's `compute_bound_passes` grid-stride passes (tuning_traits;
+/// default_compute_bound_passes unless specialised). Why: on a device whose float budget
 /// is that tight, a long float forward in one pass leaves the copy ceiling for want of issue
 /// slots, and splitting its work over passes restores it; where the budget is roomy one pass is
 /// as fast, and 16-bit data (half the bytes) is better served by the heavy rule.
 inline constexpr double compute_bound_budget_per_array = 32;
-
-/// Passes of a compute-bound float forward where its budget is tight, unless the activation
-/// declares `compute_bound_passes` (see compute_bound_budget_per_array).
-inline constexpr unsigned default_compute_bound_passes = 2;
-
-/// The passes an op (or activation) declares for where it is compute-bound
-/// (`compute_bound_passes`), or default_compute_bound_passes.
-template <class A, class = void>
-inline constexpr unsigned compute_bound_passes_of = default_compute_bound_passes;
-template <class A>
-inline constexpr unsigned
-    compute_bound_passes_of<A, cuda::std::void_t<decltype(A::compute_bound_passes)>> =
-        A::compute_bound_passes;
-
-/// Whether an op (or activation) declares `has_long_16bit_math = true`: its 16-bit forward keeps
-/// two vectors per thread where the budget is tight (dispatch.cuh: heavy_runs_one_vector).
-template <class A, class = void>
-inline constexpr bool has_long_16bit_math_of = false;
-template <class A>
-inline constexpr bool
-    has_long_16bit_math_of<A, cuda::std::void_t<decltype(A::has_long_16bit_math)>> =
-        A::has_long_16bit_math;
-
-/// Whether an op (or activation) declares `has_short_float_math = true`: its float forward runs
-/// one vector per thread where the budget is not roomy for float math, as where it is (dispatch.cuh:
-/// heavy_runs_one_vector).
-template <class A, class = void>
-inline constexpr bool has_short_float_math_of = false;
-template <class A>
-inline constexpr bool
-    has_short_float_math_of<A, cuda::std::void_t<decltype(A::has_short_float_math)>> =
-        A::has_short_float_math;
-
-/// Whether an op (or activation) declares `gains_from_bulk_tiles = true`: a heavy one-input forward
-/// that runs as bulk tiles where the budget is roomy (takes_bulk_tiles).
-template <class A, class = void>
-inline constexpr bool gains_from_bulk_tiles_of = false;
-template <class A>
-inline constexpr bool
-    gains_from_bulk_tiles_of<A, cuda::std::void_t<decltype(A::gains_from_bulk_tiles)>> =
-        A::gains_from_bulk_tiles;
 
 /// Threads per block: PyTorch's choice for elementwise kernels. Small blocks reach the copy
 /// ceiling where large ones lose to block turnover at the end of the grid.
@@ -392,17 +353,6 @@ cudaError_t get_kernel_facts(void (*kernel)(Params), int device, kernel_facts& f
 }
 
 #endif  // __CUDACC_RTC__
-
-/// The activation's compute-cost hint as the launcher receives it.
-enum class cost_hint {
-  estimate,  ///< no hint: estimated from the kernel's register count
-  light,     ///< declared `is_heavy = false`
-  heavy,     ///< declared `is_heavy = true`
-  /// a forward declared `is_compute_bound = true`: heavy, and instruction-bound for float data
-  /// where the budget is under compute_bound_budget_per_array per array (then it makes
-  /// `compute_bound_passes` passes)
-  compute_bound,
-};
 
 /// Whether a bf16 forward, or a bf16 -> fp8 quantize, over n elements with this cost hint is
 /// tabulated (kernels/table.cuh: the forward's table of bf16 results, the quantize's of float
