@@ -125,8 +125,8 @@ constexpr void check_activation() {
                 "operator()(C x) const`, callable with the compute type C (float for float, "
                 "__half and __nv_bfloat16 storage; double for double)");
   static_assert(!detail::has_removed_flag<Activation>,
-                "cuact: `is_heavy` is gone; declare `static constexpr cuact::cost cost = "
-                "cuact::cost::heavy;` (or light, or compute_bound) instead");
+                "cuact: the is_heavy flag is gone; declare the cost hint instead: static "
+                "constexpr cuact::cost cost = cuact::cost::heavy; (or light, or compute_bound)");
 }
 
 /// The forward as an elementwise operation: y = act(x), at the accuracy of output type Out.

@@ -1,6 +1,6 @@
 // The concept's one hint is `cost`; the removed `is_heavy` flag is refused with a message that
 // names its replacement, rather than silently estimated.
-// EXPECT-ERROR: cuact: `is_heavy` is gone
+// EXPECT-ERROR: cuact: the is_heavy flag is gone
 #include <cuact/forward.cuh>
 
 struct old_style {
