@@ -65,6 +65,12 @@ CUACT_DETAIL_MEMBER_TRAIT(has_gradient, gradient, 1.0f, 1.0f)
 CUACT_DETAIL_MEMBER_TRAIT(has_gradient_from_output, gradient_from_output, 1.0f, 1.0f)
 #undef CUACT_DETAIL_MEMBER_TRAIT
 
+/// Activations that still declare the removed `is_heavy` flag (check_activation refuses them).
+template <class A, class = void>
+inline constexpr bool has_removed_flag = false;
+template <class A>
+inline constexpr bool has_removed_flag<A, cuda::std::void_t<decltype(A::is_heavy)>> = true;
+
 /// Overload priority: `preferred` converts to `fallback`, so the tagged call wins when both exist.
 struct fallback {};
 struct preferred : fallback {};
@@ -90,12 +96,6 @@ CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_forward, operator())
                 CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_gradient_from_output,
                                                   gradient_from_output) CUACT_DEVICE_RULE_END
 #undef CUACT_DETAIL_INVOKE_WITH_ACCURACY
-
-/// Activations that still declare the removed `is_heavy` flag (check_activation refuses them).
-template <class A, class = void>
-inline constexpr bool has_removed_flag = false;
-template <class A>
-inline constexpr bool has_removed_flag<A, cuda::std::void_t<decltype(A::is_heavy)>> = true;
 
 }  // namespace detail
 
@@ -133,9 +133,9 @@ constexpr void check_activation() {
 /// Aggregates with a base: build as `forward_op<A, Out>{{}, act}` (or `{}` for a default act).
 template <class Activation, class Out>
 struct forward_op
-    : detail::tuning_of_rounded_forward<
-          Activation, (detail::has_short_bf16_math_of<Activation> &&
-                       detail::rounds_to_8_significant_bits_v<rounded_to<Out>>)> {
+    : detail::tuning_of_rounded_forward<Activation,
+                                        (detail::has_short_bf16_math_of<Activation> &&
+                                         detail::rounds_to_8_significant_bits_v<rounded_to<Out>>)> {
   /// The activation.
   Activation act;
   /// act(x) at the accuracy of Out.

@@ -26,6 +26,7 @@
 #include "error.cuh"
 #include "forward.cuh"
 #include "fused.cuh"
+#include "policy.cuh"
 #include "relu_mask.cuh"
 #include "transform.cuh"
 #include "version.cuh"

@@ -31,9 +31,9 @@ using heavy_light_from_output =
                   default_compute_bound_passes, false, ShortFloatMath, BulkTiles, ShortBf16Math>;
 /// A heavy activation's traits, the backward from the output heavy too.
 template <bool BulkTiles, bool ShortFloatMath, bool Long16bitMath = false>
-using heavy_tuning = tuning_values<cost_hint::heavy, cost_hint::heavy, cost_hint::heavy,
-                                   default_compute_bound_passes, Long16bitMath, ShortFloatMath,
-                                   BulkTiles>;
+using heavy_tuning =
+    tuning_values<cost_hint::heavy, cost_hint::heavy, cost_hint::heavy,
+                  default_compute_bound_passes, Long16bitMath, ShortFloatMath, BulkTiles>;
 /// A compute-bound forward that makes four passes where its float budget is tight: two do not
 /// reach the copy ceiling there.
 using four_pass_compute_bound =

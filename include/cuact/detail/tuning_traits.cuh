@@ -9,6 +9,7 @@
 #include <cuda/std/type_traits>
 
 #include "config.cuh"
+#include "tuning_table.cuh"
 
 namespace cuact {
 
@@ -35,10 +36,6 @@ enum class cost_hint {
   compute_bound,
 };
 
-/// Passes of a compute-bound float forward where its budget is tight, unless its traits say more
-/// (launch.cuh: compute_bound_budget_per_array).
-inline constexpr unsigned default_compute_bound_passes = 2;
-
 /// The launch facts of an operation, as values: the base of every tuning_traits.
 /// `Declared` is the hint outside the forward, `Forward` the forward's, `FromOutput` the backward
 /// from the output's.
@@ -61,7 +58,7 @@ template <class A, class = void>
 inline constexpr cost_hint hint_of = cost_hint::estimate;
 template <class A>
 inline constexpr cost_hint hint_of<A, cuda::std::void_t<decltype(A::cost)>> =
-    A::cost == cost::light ? cost_hint::light
+    A::cost == cost::light   ? cost_hint::light
     : A::cost == cost::heavy ? cost_hint::heavy
                              : cost_hint::compute_bound;
 
@@ -88,6 +85,11 @@ struct default_tuning<Op, cuda::std::void_t<typename Op::tuning>> : Op::tuning {
 template <class Op>
 struct one_vector_op;  // kernels/elementwise.cuh
 }  // namespace detail
+
+/// The defaults of Op's own hint: the base of a specialisation of tuning_traits<Op> that changes
+/// some members only.
+template <class Op>
+using tuning_defaults_of = tuning_defaults<detail::hint_of<Op>>;
 
 /// What the launch reads of operation Op, beyond its math:
 /// - `declared_cost`, `forward_cost`, `from_output_cost`: its cost hint outside the forward, in the
@@ -154,10 +156,9 @@ struct tuning_of_gated {
 /// (a compute-bound forward is not carried) and its math lengths.
 template <class A>
 struct tuning_of_affine {
-  using tuning =
-      tuning_values<declared_cost<A>, declared_cost<A>, from_output_cost<A>,
-                    default_compute_bound_passes, has_long_16bit_math_of<A>,
-                    has_short_float_math_of<A>>;
+  using tuning = tuning_values<declared_cost<A>, declared_cost<A>, from_output_cost<A>,
+                               default_compute_bound_passes, has_long_16bit_math_of<A>,
+                               has_short_float_math_of<A>>;
 };
 
 /// The backward from the output (gradient_from_output_op): the activation's from-output hint
@@ -170,10 +171,9 @@ struct tuning_of_from_output {
 /// A forward (forward_op, bias_op): the activation's traits, but for its short bf16 math.
 template <class A>
 struct tuning_of_forward {
-  using tuning =
-      tuning_values<declared_cost<A>, forward_cost<A>, from_output_cost<A>,
-                    compute_bound_passes_of<A>, has_long_16bit_math_of<A>,
-                    has_short_float_math_of<A>, gains_from_bulk_tiles_of<A>>;
+  using tuning = tuning_values<declared_cost<A>, forward_cost<A>, from_output_cost<A>,
+                               compute_bound_passes_of<A>, has_long_16bit_math_of<A>,
+                               has_short_float_math_of<A>, gains_from_bulk_tiles_of<A>>;
 };
 
 /// A forward whose results keep 8 significant bits or fewer (`Short`: bf16, fp8) of an activation
@@ -191,9 +191,9 @@ struct tuning_of_rounded_forward<A, true> {
 /// long 16-bit math when either part's is.
 template <cost_hint F, cost_hint G>
 inline constexpr cost_hint composed_cost =
-    F == cost_hint::heavy || G == cost_hint::heavy ? cost_hint::heavy
-    : F == cost_hint::light && G == cost_hint::light ? cost_hint::light
-                                                     : cost_hint::estimate;
+    F == cost_hint::heavy || G == cost_hint::heavy  ? cost_hint::heavy
+    : F == cost_hint::light&& G == cost_hint::light ? cost_hint::light
+                                                    : cost_hint::estimate;
 template <class F, class G>
 struct tuning_of_composition {
   static constexpr cost_hint hint = composed_cost<declared_cost<F>, declared_cost<G>>;
