@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <thread>
 #include <type_traits>
 
 #include <cuact/activations.cuh>
@@ -264,4 +265,71 @@ TEST_CASE("select_policy: properties over the model devices", "[cpu][policy]") {
         cuact::algorithm::table);
   CHECK(cuact::detail::bulk_tile_launch_shape({}, 1000, 0).algorithm ==
         cuact::algorithm::bulk_tiles);
+}
+
+namespace {
+cuact::policy half_the_threads(const cuact::policy_request&, const cuact::policy& chosen,
+                               const void* context) {
+  cuact::policy p = chosen;
+  p.threads_per_block /= *static_cast<const unsigned*>(context);
+  p.blocks = 0;
+  return p;
+}
+/// What choose_launch_shape (launch.cuh) launches for `request`: select_policy's policy, or the
+/// calling thread's selector's, fitted to the problem.
+cuact::policy launched(const cuact::policy_request& request) {
+  const cuact::policy chosen =
+      cuact::select_policy(request.device, request.kernel, request.op, request.work);
+  const cuact::policy_selector& selector = cuact::detail::current_policy_selector();
+  return selector.select == nullptr
+             ? chosen
+             : cuact::fit_policy(selector.select(request, chosen, selector.context), request.work);
+}
+}  // namespace
+
+TEST_CASE("scoped_policy: a forced policy or a selector reaches the launch, then is undone",
+          "[cpu][policy]") {
+  using cuact::detail::cost_hint;
+  const cuact::policy_request request{
+      model_h200, {16, 32, 90}, {cost_hint::light}, {std::size_t(1) << 24, 3, 16, 8, 2, 2}};
+  const cuact::policy model = launched(request);
+  REQUIRE_FALSE(cuact::detail::policy_overridden());
+  {
+    const cuact::scoped_policy forced{cuact::policy{0, 512, 2, 4, true}};
+    CHECK(cuact::detail::policy_overridden());
+    const cuact::policy p = launched(request);
+    CHECK(p.threads_per_block == 512);
+    CHECK(p.vectors_per_thread == 2);
+    CHECK(p.passes == 4);
+    // blocks 0: as many as cover the work once
+    CHECK(p.blocks == ((std::size_t(1) << 24) + 2 * 4 - 1) / (2 * 4) / 512);
+    {
+      // nested: the inner override wins, and vectors beyond the kernel's cap are capped
+      const cuact::scoped_policy inner{
+          cuact::policy{9, 64, 8, 1, false, 1024, cuact::algorithm::bulk_tiles}};
+      const cuact::policy q = launched(request);
+      CHECK(q.blocks == 9);
+      CHECK(q.threads_per_block == 64);
+      CHECK(q.vectors_per_thread == 2);
+      CHECK(q.dynamic_shared_bytes == 1024);
+      CHECK(q.algorithm == cuact::algorithm::bulk_tiles);
+    }
+    CHECK(launched(request).threads_per_block == 512);  // the outer one again
+  }
+  CHECK_FALSE(cuact::detail::policy_overridden());
+  CHECK(launched(request).threads_per_block == model.threads_per_block);
+  {
+    const unsigned halve = 2;
+    const cuact::scoped_policy selected{cuact::policy_selector{half_the_threads, &halve}};
+    const cuact::policy p = launched(request);
+    CHECK(p.threads_per_block == model.threads_per_block / 2);
+    CHECK(p.vectors_per_thread == model.vectors_per_thread);
+    CHECK(std::size_t(p.blocks) * p.threads_per_block * p.vectors_per_thread * p.passes >=
+          request.work.vectors);
+  }
+  // another host thread keeps select_policy's choices (the selector is per thread)
+  const cuact::scoped_policy forced{cuact::policy{0, 512, 1, 1, true}};
+  unsigned other = 0;
+  std::thread([&] { other = launched(request).threads_per_block; }).join();
+  CHECK(other == model.threads_per_block);
 }
