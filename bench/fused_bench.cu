@@ -3,7 +3,10 @@
 // cudaMemcpyAsync device-to-device of the same byte count in the same run, and against the same
 // work done unfused with cuact's own kernels (the passes eager PyTorch makes).
 //
-//   cuact_bench_fused [--rows R] [--cols C] [--reps N] [--quick]
+//   cuact_bench_fused [--rows R] [--cols C] [--reps N] [--filter TEXT] [--quick]
+//
+// --filter runs only the rows whose label contains TEXT ("swiglu clamped": the gate's rows).
+// bench/to_csv.py reads the output as its mode "fused" (fused=FILE).
 //
 // Bytes are what each operation reads plus what it writes (bias and dbias included, the bias
 // backward's partial sums too). Inputs are random normal (never zero; one row adds 1% zeros, and
@@ -17,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <string>
 #include <vector>
@@ -98,7 +102,13 @@ struct add_bias {
 struct options {
   std::size_t rows = 4096, cols = 393216;
   int reps = 10;
+  std::string filter;  ///< run only the rows whose label contains it (empty: every row)
 };
+
+/// Whether row `op` runs under the options' filter.
+bool selected(const options& o, const std::string& op) {
+  return o.filter.empty() || op.find(o.filter) != std::string::npos;
+}
 
 float median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
@@ -182,6 +192,7 @@ void run_type(const options& o, const buffers& b, const char* dtype) {
   fill(dy, n, 2);
   const int reps = o.reps;
   const auto row = [&](const std::string& op, double bytes, const std::function<void()>& run) {
+    if (!selected(o, op)) return;
     const float ms = time_ms(run, reps);
     report(op, dtype, bytes, ms, memcpy_ms(b, bytes, reps));
   };
@@ -199,6 +210,16 @@ void run_type(const options& o, const buffers& b, const char* dtype) {
       [&] { BENCH_CHECK(cuact::gated_forward_packed(silu, ab, y, rows, cols)); });
   row("swiglu bwd (packed)", 5 * n * s,
       [&] { BENCH_CHECK(cuact::gated_backward_packed(silu, ab, dy, dab, rows, cols)); });
+  // ---- gpt-oss's clamped SwiGLU (gate.cuh): b transformed too ----
+  const cuact::clamped_swiglu clamped{};
+  row("swiglu clamped fwd (separate a, b)", 3 * n * s,
+      [&] { BENCH_CHECK(cuact::gate_forward(clamped, a, bb, y, n)); });
+  row("swiglu clamped bwd (separate a, b)", 5 * n * s,
+      [&] { BENCH_CHECK(cuact::gate_backward(clamped, a, bb, dy, dab, dab + n, n)); });
+  row("swiglu clamped fwd (packed)", 3 * n * s,
+      [&] { BENCH_CHECK(cuact::gate_forward_packed(clamped, ab, y, rows, cols)); });
+  row("swiglu clamped bwd (packed)", 5 * n * s,
+      [&] { BENCH_CHECK(cuact::gate_backward_packed(clamped, ab, dy, dab, rows, cols)); });
   // ---- bias + GELU ----
   T* x = ab;
   T* bias = dab + 2 * n - cols;  // the tail of the gradient buffer: no overlap with the others
@@ -260,6 +281,7 @@ void run_casts(const options& o, const buffers& b) {
   const float four = 4.0f;
   const auto row = [&](const std::string& op, const char* dtype, double bytes,
                        const std::function<void()>& run) {
+    if (!selected(o, op)) return;
     const float ms = time_ms(run, o.reps);
     report(op, dtype, bytes, ms, memcpy_ms(b, bytes, o.reps));
   };
@@ -334,10 +356,13 @@ int main(int argc, char** argv) {
       o.cols = std::strtoull(argv[++i], nullptr, 10);
     else if (arg == "--reps" && i + 1 < argc)
       o.reps = std::atoi(argv[++i]);
+    else if (arg == "--filter" && i + 1 < argc)
+      o.filter = argv[++i];
     else if (arg == "--quick")
       o.rows = 256;
     else {
-      std::printf("usage: cuact_bench_fused [--rows R] [--cols C] [--reps N] [--quick]\n");
+      std::printf(
+          "usage: cuact_bench_fused [--rows R] [--cols C] [--reps N] [--filter TEXT] [--quick]\n");
       return arg == "--help" ? 0 : 2;
     }
   }
@@ -356,6 +381,16 @@ int main(int argc, char** argv) {
   for (char*& p : b.small) BENCH_CHECK(cudaMalloc(&p, b.small_bytes));
   std::printf("cuact_bench_fused: %s, %zu x %zu output elements, median of %d\n", prop.name, o.rows,
               o.cols, o.reps);
+  // the header bench/to_csv.py reads (its mode "fused"), as cuact_bench prints it
+  int driver = 0, runtime = 0;
+  BENCH_CHECK(cudaDriverGetVersion(&driver));
+  BENCH_CHECK(cudaRuntimeGetVersion(&runtime));
+  char date[16] = "";
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  std::printf("# cuact_bench --fused, %s\n# device 0: %s, %d SMs\n# CUDA driver %d, runtime %d\n",
+              date, prop.name, prop.multiProcessorCount, driver, runtime);
+  std::printf("# n = %zu x %zu = %zu elements\n", o.rows, o.cols, n);
   std::printf("%-34s %-12s %9s %9s %9s %9s %8s\n", "op", "dtype", "GB", "ms", "GB/s", "copy GB/s",
               "x copy");
   run_type<float>(o, b, "fp32");

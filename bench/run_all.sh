@@ -4,7 +4,8 @@
 #
 #   bash bench/run_all.sh OUT_DIR [BUILD_DIR]      (BUILD_DIR defaults to build-bench)
 #
-# Writes to OUT_DIR: <gpu>.csv (e.g. h200.csv: the headline, family and user rows, one per line,
+# Writes to OUT_DIR: <gpu>.csv (e.g. h200.csv: the headline, family, user and fused rows (the
+# latter from cuact_bench_fused where BUILD_DIR has it), one per line,
 # by bench/to_csv.py; copy it to bench/results/ and run tools/gen_performance.py), <mode>.txt
 # (the mode's tables, stdout) for headline, family, user, shapes, small and sweep; sweep.csv;
 # run.log (every mode's stderr, nvidia-smi, exit status and seconds per mode). The CSV's commit
@@ -52,7 +53,7 @@ nvidia-smi >> "$out/run.log" 2>&1 || true
 run_mode() {
   local name=$1 limit=$2
   shift 2
-  [[ " ${BENCH_MODES:-headline family user shapes small sweep} " == *" $name "* ]] || return 0
+  [[ " ${BENCH_MODES:-headline family user fused shapes small sweep} " == *" $name "* ]] || return 0
   local left=$((budget - (SECONDS - started)))
   ((limit > left)) && limit=$left
   if ((limit < 5)); then
@@ -62,7 +63,7 @@ run_mode() {
   fi
   local start=$SECONDS
   echo "######## $name: cuact_bench $*" >> "$out/run.log"
-  timeout --kill-after=10 "$limit" "$bin" "$@" > "$out/$name.txt" 2> "$out/$name.err"
+  timeout --kill-after=10 "$limit" "${RUN_BIN:-$bin}" "$@" > "$out/$name.txt" 2> "$out/$name.err"
   local rc=$?
   cat "$out/$name.err" >> "$out/run.log"
   note "# $name: exit $rc after $((SECONDS - start)) s (limit $limit s)$( ((rc == 124)) && echo ', TIMED OUT')"
@@ -77,6 +78,11 @@ run_mode() {
 run_mode headline 60 --headline
 run_mode family 120 --family
 run_mode user 30 --user
+# cuact_bench_fused's rows at a transformer MLP's shape (FUSED_FILTER: the rows; default the gates')
+if [[ -x $build/bench/cuact_bench_fused ]]; then
+  RUN_BIN=$build/bench/cuact_bench_fused run_mode fused 60 --rows 8192 --cols 14336 \
+    --filter "${FUSED_FILTER:-swiglu clamped}"
+fi
 run_mode shapes 60 --shapes ${SHAPES_OPS:+--ops "$SHAPES_OPS"}
 run_mode small 60 --small
 run_mode sweep 180 --sweep --csv "$out/sweep.csv"
@@ -88,7 +94,7 @@ if [[ -z $commit ]] && commit=$(git -C "$root" rev-parse --short HEAD 2> /dev/nu
 fi
 driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader -i 0 2> /dev/null | head -1)
 csv_inputs=()
-for mode in headline family user; do
+for mode in headline family user fused; do
   [[ -s $out/$mode.txt ]] && csv_inputs+=("$mode=$out/$mode.txt")
 done
 if ((${#csv_inputs[@]})); then

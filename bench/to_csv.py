@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Turns cuact_bench's text tables (--headline, --family, --user) into one CSV of results.
+"""Turns cuact_bench's text tables (--headline, --family, --user) and cuact_bench_fused's (mode
+"fused") into one CSV of results.
 
     python3 bench/to_csv.py OUT [--commit C] [--driver D] [--date D] MODE=FILE...
 
@@ -52,6 +53,16 @@ def parse(text, mode):
         header["n"] = m.group(1)
         header["n_fp64"] = m.group(2) or m.group(1)
     for line in text.splitlines():
+        if mode == "fused":
+            # cuact_bench_fused: op label, dtype, GB, ms, GB/s, copy GB/s, x copy (no CUB column)
+            m = re.match(r"(\S.*?)\s+(fp32|fp64|bf16|fp16)\s+[\d.]+\s+[\d.]+\s+([\d.]+)\s+"
+                         r"[\d.]+\s+([\d.]+)\s*$", line)
+            if m:
+                label, dtype, gbps, x_memcpy = m.groups()
+                yield {"op": label, "dtype": dtype, "mode": mode, "n": header["n"], "gbps": gbps,
+                       "x_memcpy": x_memcpy, "x_cub": "", "gpu": header["gpu"],
+                       "driver": header["driver"], "cuda": header["cuda"], "date": header["date"]}
+            continue
         # op label (may hold spaces), dtype, place, GB/s, x memcpy, copy GB/s, CUB GB/s, x CUB
         m = re.match(r"(\S.*?)\s+(fp32|fp64|bf16|fp16)\s+(out|in|-)\s+([\d.]+)\s+([\d.]+)\s+"
                      r"[\d.]+\s+(\S+)\s+(\S+)\s", line)

@@ -10,6 +10,7 @@ if(Python3_FOUND)
   set_tests_properties(readme_snippets PROPERTIES LABELS cpu)
 endif()
 cuact_add_test(NAME cpu_fused KIND cpu SOURCES cpu_fused.cu)
+cuact_add_test(NAME cpu_gate KIND cpu SOURCES cpu_gate.cu)
 cuact_add_test(NAME cpu_accuracy KIND cpu SOURCES cpu_accuracy.cu)
 
 # NVRTC compiles the headers that claim run-time compilation support (docs/nvrtc.md) to PTX: a

@@ -15,6 +15,7 @@ cuact_add_test(NAME cpu_fuzz KIND cpu SOURCES cpu_fuzz.cu)
 set_tests_properties(gpu_forward gpu_backward gpu_transform gpu_threads gpu_errors PROPERTIES TIMEOUT 600)
 set_tests_properties(gpu_fuzz gpu_large cpu_fuzz PROPERTIES TIMEOUT 600)
 cuact_add_test(NAME gpu_fused KIND gpu SOURCES gpu_fused.cu)
+cuact_add_test(NAME gpu_gate KIND gpu SOURCES gpu_gate.cu)
 cuact_add_test(NAME gpu_accuracy KIND gpu SOURCES gpu_accuracy.cu)
 # Tabulated bf16 forwards (detail/kernels/table.cuh) bit for bit against the direct path.
 cuact_add_test(NAME gpu_table KIND gpu SOURCES gpu_table.cu)

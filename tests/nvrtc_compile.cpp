@@ -158,6 +158,10 @@ void fused_bodies() {
 template __global__ void run(outputs_of<cuact::gated_op<cuact::silu, bf16>, 8, bf16>::params<bf16, bf16>);
 template __global__ void run(
     outputs_of<cuact::gated_gradient_op<cuact::silu, bf16>, 8, bf16, bf16>::params<bf16, bf16, bf16>);
+template __global__ void run(
+    outputs_of<cuact::gate_op<cuact::clamped_swiglu, bf16>, 8, bf16>::params<bf16, bf16>);
+template __global__ void run(outputs_of<cuact::gate_gradient_op<cuact::clamped_swiglu, float>, 4, float,
+                                        float>::params<float, float, float>);
 template __global__ void run(outputs_of<cuact::bias_op<cuact::gelu, float>, 4, float>::params<float, float>);
 template __global__ void run(
     outputs_of<cuact::bias_gradient_op<cuact::gelu, float>, 4, float>::params<float, float, float>);
@@ -167,6 +171,44 @@ template __global__ void run(
     outputs_of<cuact::forward_op<cuact::gelu, __nv_fp8_e4m3>, 16, __nv_fp8_e4m3>::params<bf16>);
 )";
   require_compiles(source, "run");
+}
+
+// The run-time entry as cuact_torch.activation's sources use it: rtc.cuh first, a user functor,
+// the forward kernel, and the quantize kernel over fused.cuh's amax_op.
+void rtc_entry() {
+  require_compiles(R"(
+#include <cuact/rtc.cuh>
+#include <cuact/fused.cuh>
+#include <cuact/detail/kernels/quantize.cuh>
+static_assert(_CCCL_META_UNROLL_LIMIT == 10, "rtc.cuh sets nvcc's unroll depth");
+#ifdef __CUDA_FP6_H__
+#error "rtc.cuh keeps CCCL from reading cuda_fp6.h"
+#endif
+struct user_activation {
+  double beta = 1.0;
+  template <class C>
+  __device__ C operator()(C x) const { return x / (C(1) + exp(-C(beta) * x)); }
+};
+using T = __nv_bfloat16;
+using U = __nv_fp8_e4m3;
+extern "C" __global__ void user_forward(T* out, const T* x, cuda::std::size_t n, double beta) {
+  using op_t = cuact::forward_op<user_activation, T>;
+  const cuact::elementwise_params<op_t, 8, cuact::detail::type_list<T>, cuact::detail::type_list<T>>
+      p{{out}, {x}, 0, 0, n, 1, op_t{{}, user_activation{beta}}};
+  const cuda::std::size_t thread = blockIdx.x * cuda::std::size_t(blockDim.x) + threadIdx.x;
+  cuact::elementwise_thread(p, thread, cuda::std::size_t(gridDim.x) * blockDim.x);
+}
+extern "C" __global__ void user_quantize(U* out, const T* x, cuda::std::size_t n, float* amax,
+                                         const float* scale) {
+  using op_t = cuact::detail::amax_op<user_activation, U>;
+  using params_t = cuact::elementwise_params<op_t, 8, cuact::detail::type_list<U>,
+                                             cuact::detail::type_list<T>>;
+  const cuact::detail::quantize_params<params_t> q{
+      params_t{{out}, {x}, 0, 0, n, 1, op_t{{}, user_activation{}, 1.0f, nullptr}}, amax, scale};
+  cuact::detail::quantize_block(q, cuact::detail::global_memory_access{});
+}
+)",
+                   "user_quantize");
 }
 
 void error_with_line() {
@@ -193,6 +235,7 @@ int main() {
        kernel_template_and_user_activation},
       {"every built-in activation, forward and gradient (activations.cuh)", built_in_activations},
       {"the fused bodies (fused.cuh)", fused_bodies},
+      {"the run-time entry (rtc.cuh), a user forward and quantize", rtc_entry},
       {"an error in user code is reported with its line", error_with_line},
   };
   for (const auto& c : cases) {

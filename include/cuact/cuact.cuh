@@ -8,7 +8,9 @@
 /// activation.cuh   what an activation provides (the concept), its traits and adaptors
 /// activations.cuh  the activation policies: relu, selu, ...
 /// forward.cuh      cuact::forward
-/// fused.cuh        gated (GLU) activations, bias + activation, cast / fp8 quantize, compose
+/// gate.cuh         gates out = gate(a, b) (the concept; act(a) * b, gpt-oss's clamped SwiGLU)
+/// fused.cuh        gates and gated (GLU) activations, bias + activation, cast / fp8 quantize,
+///                  compose
 /// backward.cuh     cuact::backward, cuact::backward_from_output
 /// relu_mask.cuh    cuact::relu_forward_mask, cuact::relu_backward_mask (1 bit per element)
 /// transform.cuh    cuact::transform: any N-input, M-output elementwise operation
@@ -26,6 +28,7 @@
 #include "error.cuh"
 #include "forward.cuh"
 #include "fused.cuh"
+#include "gate.cuh"
 #include "policy.cuh"
 #include "relu_mask.cuh"
 #include "transform.cuh"

@@ -1,9 +1,12 @@
 /// \file
 /// Fused operations: each one pass over memory where the unfused sequence takes two or three.
 ///
-/// - Gated activations (GLU family: SwiGLU = silu, GeGLU = gelu, ReGLU = relu):
-///   out = act(a) * b and its backward, on separate arrays (gated_forward, gated_backward) or on
-///   the packed [rows, 2 * cols] layout (gated_forward_packed, gated_backward_packed).
+/// - Gates (gate.cuh): out = gate(a, b) and its backward, on separate arrays (gate_forward,
+///   gate_backward) or on the packed [rows, 2 * cols] layout (gate_forward_packed,
+///   gate_backward_packed): gpt-oss's clamped SwiGLU (clamped_swiglu) or a gate of your own.
+///   The GLU family (SwiGLU = silu, GeGLU = gelu, ReGLU = relu), out = act(a) * b, is the gate
+///   activation_gate{act}: gated_forward, gated_backward and their packed forms take the
+///   activation.
 /// - Bias + activation: out[r, c] = act(x[r, c] + bias[c]) and its backward with dbias
 ///   (bias_forward, bias_backward).
 /// - Activation with another output type: forward_cast (fp32 -> bf16, ...), forward_quantize
@@ -36,25 +39,11 @@
 #include "detail/fused_dispatch.cuh"
 #endif
 #include "elementwise.cuh"
+#include "gate.cuh"
 
 namespace cuact {
 
 // ---- composition ------------------------------------------------------------------------------
-
-namespace detail {
-
-/// dx for upstream gradient dy at x: act.gradient(dy, x) where defined (selections such as relu),
-/// else dy * act.derivative(x); at accuracy R.
-template <class R, class A, class C>
-CUACT_HOST_DEVICE C gradient_at(const A& act, C dy, C x) {
-  if constexpr (has_gradient<A>) {
-    return invoke_gradient<R>(preferred{}, act, dy, x);
-  } else {
-    return dy * invoke_derivative<R>(preferred{}, act, x);
-  }
-}
-
-}  // namespace detail
 
 /// The activation alpha * x + beta (alpha and beta rounded to the compute type). Its derivative is
 /// alpha, from the input or the output. Composed after another activation it scales that one's
@@ -197,34 +186,41 @@ using product_accuracy =
                              rounded_to<C>, rounded_to<Out>>;
 }  // namespace detail
 
-/// out = act(a) * b, act(a) at detail::product_accuracy<Out>.
-template <class Activation, class Out>
-struct gated_op : detail::tuning_of_gated<Activation> {
-  /// The activation applied to a.
-  Activation act;
-  /// act(a) * b.
+/// out = gate(a, b) (gate.cuh), the gate at detail::product_accuracy<Out>. Carries the tuning
+/// traits of detail::gate_hint_source_t<Gate> (an activation_gate's: its activation's).
+template <class Gate, class Out>
+struct gate_op : detail::tuning_of_gated<detail::gate_hint_source_t<Gate>> {
+  /// The gate.
+  Gate gate;
+  /// gate(a, b).
   template <class C>
   CUACT_HOST_DEVICE C operator()(C a, C b) const {
-    return detail::invoke_forward<detail::product_accuracy<Out, C>>(detail::preferred{}, act, a) *
-           b;
+    return detail::invoke_forward<detail::product_accuracy<Out, C>>(detail::preferred{}, gate, a,
+                                                                    b);
   }
 };
 
-/// (da, db) = (gradient of act at a for upstream dy * b, dy * act(a)): da = dy * b * act'(a) (a
-/// selection for relu: a > 0 ? dy * b : 0), db = dy * act(a); act and act' at
-/// detail::product_accuracy<Out>, as gated_op.
-template <class Activation, class Out>
-struct gated_gradient_op : detail::tuning_of_activation<Activation> {
-  /// The activation applied to a.
-  Activation act;
+/// (da, db) = gate_gradient(gate, dy, a, b) (gate.cuh), at detail::product_accuracy<Out> as
+/// gate_op.
+template <class Gate, class Out>
+struct gate_gradient_op : detail::tuning_of_activation<detail::gate_hint_source_t<Gate>> {
+  /// The gate.
+  Gate gate;
   /// (da, db) for inputs a, b and upstream gradient dy.
   template <class C>
   CUACT_HOST_DEVICE cuda::std::tuple<C, C> operator()(C a, C b, C dy) const {
-    using R = detail::product_accuracy<Out, C>;
-    return {detail::gradient_at<R>(act, dy * b, a),
-            dy * detail::invoke_forward<R>(detail::preferred{}, act, a)};
+    return gate_gradient<detail::product_accuracy<Out, C>>(gate, dy, a, b);
   }
 };
+
+/// out = act(a) * b: gate_op of activation_gate<Activation>. Build as `gated_op<A, Out>{{}, {act}}`.
+template <class Activation, class Out>
+using gated_op = gate_op<activation_gate<Activation>, Out>;
+
+/// (da, db) = (gradient of act at a for upstream dy * b, dy * act(a)): gate_gradient_op of
+/// activation_gate<Activation> (a selection for relu: a > 0 ? dy * b : 0).
+template <class Activation, class Out>
+using gated_gradient_op = gate_gradient_op<activation_gate<Activation>, Out>;
 
 /// out = act(x + bias), x + bias in the compute type (not rounded to the storage type first).
 /// A forward: it carries the activation's forward hint (gelu's `cost::compute_bound`).
@@ -337,7 +333,7 @@ constexpr void check_gated_backward() {
 
 // ---- gated activations ------------------------------------------------------------------------
 
-/// Which half of each packed row the activation applies to.
+/// Which half of each packed row is the gate's a (the half an activation_gate activates).
 enum class gate_half {
   first,   ///< act(row[0, cols)) * row[cols, 2 cols): TransformerEngine's swiglu/geglu/reglu
   second,  ///< row[0, cols) * act(row[cols, 2 cols)): torch.nn.GLU / F.glu
@@ -345,38 +341,41 @@ enum class gate_half {
 
 // Host-only from here: the entries validate and launch (NVRTC compiles device code).
 #ifndef __CUDACC_RTC__
-/// out[i] = act(a[i]) * b[i] for i in [0, n). T: float, double, __half, __nv_bfloat16; U: those
-/// or __nv_fp8_e4m3 / __nv_fp8_e5m2 (saturating). out may equal a or b (same type, in place).
-template <int VecWidth = auto_width, class Activation, class T, class U>
-cudaError_t gated_forward(Activation act, const T* a, const T* b, U* out, cuda::std::size_t n,
-                          cudaStream_t stream = nullptr) {
-  check_activation<Activation, detail::compute_t<T>>();
-  return detail::run_elementwise<VecWidth>(gated_op<Activation, U>{{}, act}, outputs(out), n,
-                                           inputs(a, b), stream, detail::declared_cost<Activation>,
+/// out[i] = gate(a[i], b[i]) for i in [0, n) (gate.cuh: the gate concept). T: float, double,
+/// __half, __nv_bfloat16; U: those or __nv_fp8_e4m3 / __nv_fp8_e5m2 (saturating). out may equal a
+/// or b (same type, in place).
+template <int VecWidth = auto_width, class Gate, class T, class U>
+cudaError_t gate_forward(Gate gate, const T* a, const T* b, U* out, cuda::std::size_t n,
+                         cudaStream_t stream = nullptr) {
+  check_gate<Gate, detail::compute_t<T>>();
+  return detail::run_elementwise<VecWidth>(gate_op<Gate, U>{{}, gate}, outputs(out), n,
+                                           inputs(a, b), stream,
+                                           detail::declared_cost<detail::gate_hint_source_t<Gate>>,
                                            detail::every_input_in_place);
 }
 
-/// da[i] = dy[i] * b[i] * act'(a[i]), db[i] = dy[i] * act(a[i]), in one pass (reads a, b, dy;
-/// writes da, db). da may equal a or dy, db may equal b or dy (in place); da and db never overlap.
-template <int VecWidth = auto_width, class Activation, class T>
-cudaError_t gated_backward(Activation act, const T* a, const T* b, const T* dy, T* da, T* db,
-                           cuda::std::size_t n, cudaStream_t stream = nullptr) {
-  detail::check_gated_backward<Activation, detail::compute_t<T>>();
+/// (da[i], db[i]) = gate_gradient(gate, dy[i], a[i], b[i]) (gate.cuh), in one pass (reads a, b,
+/// dy; writes da, db). da may equal a or dy, db may equal b or dy (in place); da and db never
+/// overlap.
+template <int VecWidth = auto_width, class Gate, class T>
+cudaError_t gate_backward(Gate gate, const T* a, const T* b, const T* dy, T* da, T* db,
+                          cuda::std::size_t n, cudaStream_t stream = nullptr) {
+  check_gate_backward<Gate, detail::compute_t<T>>();
   return detail::run_elementwise<VecWidth>(
-      gated_gradient_op<Activation, T>{{}, act}, outputs(da, db), n, inputs(a, b, dy), stream,
-      detail::declared_cost<Activation>, detail::every_input_in_place);
+      gate_gradient_op<Gate, T>{{}, gate}, outputs(da, db), n, inputs(a, b, dy), stream,
+      detail::declared_cost<detail::gate_hint_source_t<Gate>>, detail::every_input_in_place);
 }
 
-/// The packed layout: `ab` is [rows, 2 * cols] row-major, out [rows, cols]; per row, the
-/// activated half (a) and the other (b) as `activated` says (first: TransformerEngine's
-/// convention, the default; second: torch.nn.GLU's). out[r, c] = act(a[r, c]) * b[r, c].
-/// out never overlaps ab. Vector accesses where cols is a multiple of the vector width and the
-/// pointers co-align; otherwise scalar (correct, slower).
-template <int VecWidth = auto_width, class Activation, class T, class U>
-cudaError_t gated_forward_packed(Activation act, const T* ab, U* out, cuda::std::size_t rows,
-                                 cuda::std::size_t cols, gate_half activated = gate_half::first,
-                                 cudaStream_t stream = nullptr) {
-  check_activation<Activation, detail::compute_t<T>>();
+/// The packed layout: `ab` is [rows, 2 * cols] row-major, out [rows, cols]; per row, the gate's
+/// a half and b half as `activated` says (first: a = row[0, cols), TransformerEngine's
+/// convention, the default; second: a = row[cols, 2 cols), torch.nn.GLU's).
+/// out[r, c] = gate(a[r, c], b[r, c]). out never overlaps ab. Vector accesses where cols is a
+/// multiple of the vector width and the pointers co-align; otherwise scalar (correct, slower).
+template <int VecWidth = auto_width, class Gate, class T, class U>
+cudaError_t gate_forward_packed(Gate gate, const T* ab, U* out, cuda::std::size_t rows,
+                                cuda::std::size_t cols, gate_half activated = gate_half::first,
+                                cudaStream_t stream = nullptr) {
+  check_gate<Gate, detail::compute_t<T>>();
   using detail::array_role;
   const detail::array_arg arrays[] = {
       detail::array_of(out, detail::checked_elements(rows, cols), array_role::output),
@@ -385,19 +384,19 @@ cudaError_t gated_forward_packed(Activation act, const T* ab, U* out, cuda::std:
   const cuda::std::size_t b_at = activated == gate_half::first ? cols : 0;
   const T* a = ab == nullptr ? nullptr : ab + a_at;
   const T* b = ab == nullptr ? nullptr : ab + b_at;
-  return detail::run_rows<VecWidth>(gated_op<Activation, U>{{}, act}, outputs(out), {cols}, rows,
-                                    cols, inputs(a, b), {2 * cols, 2 * cols}, arrays, 2, stream,
-                                    detail::declared_cost<Activation>);
+  return detail::run_rows<VecWidth>(gate_op<Gate, U>{{}, gate}, outputs(out), {cols}, rows, cols,
+                                    inputs(a, b), {2 * cols, 2 * cols}, arrays, 2, stream,
+                                    detail::declared_cost<detail::gate_hint_source_t<Gate>>);
 }
 
-/// Backward of gated_forward_packed: dab [rows, 2 * cols] receives da and db in the halves `ab`
+/// Backward of gate_forward_packed: dab [rows, 2 * cols] receives da and db in the halves `ab`
 /// has a and b; dy is [rows, cols]. dab may equal ab (in place); no other overlap.
-template <int VecWidth = auto_width, class Activation, class T>
-cudaError_t gated_backward_packed(Activation act, const T* ab, const T* dy, T* dab,
-                                  cuda::std::size_t rows, cuda::std::size_t cols,
-                                  gate_half activated = gate_half::first,
-                                  cudaStream_t stream = nullptr) {
-  detail::check_gated_backward<Activation, detail::compute_t<T>>();
+template <int VecWidth = auto_width, class Gate, class T>
+cudaError_t gate_backward_packed(Gate gate, const T* ab, const T* dy, T* dab,
+                                 cuda::std::size_t rows, cuda::std::size_t cols,
+                                 gate_half activated = gate_half::first,
+                                 cudaStream_t stream = nullptr) {
+  check_gate_backward<Gate, detail::compute_t<T>>();
   using detail::array_role;
   const cuda::std::size_t packed = detail::checked_elements(rows, cols, 2);
   const detail::array_arg arrays[] = {
@@ -409,9 +408,48 @@ cudaError_t gated_backward_packed(Activation act, const T* ab, const T* dy, T* d
   const auto at = [](auto* p, cuda::std::size_t offset) { return p == nullptr ? p : p + offset; };
   const cuda::std::size_t pitch = 2 * cols;
   return detail::run_rows<VecWidth>(
-      gated_gradient_op<Activation, T>{{}, act}, outputs(at(dab, a_at), at(dab, b_at)),
-      {pitch, pitch}, rows, cols, inputs(at(ab, a_at), at(ab, b_at), dy), {pitch, pitch, cols},
-      arrays, 3, stream, detail::declared_cost<Activation>);
+      gate_gradient_op<Gate, T>{{}, gate}, outputs(at(dab, a_at), at(dab, b_at)), {pitch, pitch},
+      rows, cols, inputs(at(ab, a_at), at(ab, b_at), dy), {pitch, pitch, cols}, arrays, 3, stream,
+      detail::declared_cost<detail::gate_hint_source_t<Gate>>);
+}
+
+/// out[i] = act(a[i]) * b[i]: gate_forward of activation_gate{act} (same types and aliasing).
+template <int VecWidth = auto_width, class Activation, class T, class U>
+cudaError_t gated_forward(Activation act, const T* a, const T* b, U* out, cuda::std::size_t n,
+                          cudaStream_t stream = nullptr) {
+  check_activation<Activation, detail::compute_t<T>>();
+  return gate_forward<VecWidth>(activation_gate<Activation>{act}, a, b, out, n, stream);
+}
+
+/// da[i] = dy[i] * b[i] * act'(a[i]), db[i] = dy[i] * act(a[i]): gate_backward of
+/// activation_gate{act} (same aliasing).
+template <int VecWidth = auto_width, class Activation, class T>
+cudaError_t gated_backward(Activation act, const T* a, const T* b, const T* dy, T* da, T* db,
+                           cuda::std::size_t n, cudaStream_t stream = nullptr) {
+  detail::check_gated_backward<Activation, detail::compute_t<T>>();
+  return gate_backward<VecWidth>(activation_gate<Activation>{act}, a, b, dy, da, db, n, stream);
+}
+
+/// out[r, c] = act(a[r, c]) * b[r, c] on the packed layout: gate_forward_packed of
+/// activation_gate{act}, `activated` naming the half act applies to.
+template <int VecWidth = auto_width, class Activation, class T, class U>
+cudaError_t gated_forward_packed(Activation act, const T* ab, U* out, cuda::std::size_t rows,
+                                 cuda::std::size_t cols, gate_half activated = gate_half::first,
+                                 cudaStream_t stream = nullptr) {
+  check_activation<Activation, detail::compute_t<T>>();
+  return gate_forward_packed<VecWidth>(activation_gate<Activation>{act}, ab, out, rows, cols,
+                                       activated, stream);
+}
+
+/// Backward of gated_forward_packed: gate_backward_packed of activation_gate{act}.
+template <int VecWidth = auto_width, class Activation, class T>
+cudaError_t gated_backward_packed(Activation act, const T* ab, const T* dy, T* dab,
+                                  cuda::std::size_t rows, cuda::std::size_t cols,
+                                  gate_half activated = gate_half::first,
+                                  cudaStream_t stream = nullptr) {
+  detail::check_gated_backward<Activation, detail::compute_t<T>>();
+  return gate_backward_packed<VecWidth>(activation_gate<Activation>{act}, ab, dy, dab, rows, cols,
+                                        activated, stream);
 }
 
 // ---- bias + activation ------------------------------------------------------------------------

@@ -29,7 +29,8 @@
 /// Layout: a dense non-overlapping input (any strides) is processed as flat memory and the output
 /// keeps its strides, as torch.relu does; any other input is made contiguous and so is the output.
 /// Backward: when grad and x are dense with equal strides the result has those strides, else it
-/// is contiguous. cuact_torch/_fakes.py implements the same rule; keep them in step.
+/// is contiguous. cuact_torch/_fakes.py implements the same rule; keep them in step. A grad that
+/// is one element broadcast (the expanded gradient of a sum) is read in place, not copied dense.
 ///
 /// Autograd: the functional op saves x and calls NAME_backward. The in-place op saves its output
 /// and calls NAME_backward_from_output when the type has derivative_from_output and
@@ -43,6 +44,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/util/SmallVector.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
 
@@ -103,7 +105,7 @@ struct parameter_rule {
 /// order: then the tensor is processed as flat memory. Size-1 dimensions do not count; a tensor
 /// with a zero-size dimension qualifies. Mirrored by cuact_torch/_fakes.py:_flat_dense.
 inline bool flat_dense(at::IntArrayRef sizes, at::IntArrayRef strides) {
-  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of dims with size > 1
+  c10::SmallVector<std::pair<int64_t, int64_t>, 8> dims;  // (stride, size) of dims with size > 1
   for (std::size_t d = 0; d < sizes.size(); ++d) {
     if (sizes[d] == 0) return true;
     if (sizes[d] != 1) dims.emplace_back(strides[d], sizes[d]);
@@ -116,7 +118,59 @@ inline bool flat_dense(at::IntArrayRef sizes, at::IntArrayRef strides) {
   }
   return true;
 }
-inline bool flat_dense(const at::Tensor& t) { return flat_dense(t.sizes(), t.strides()); }
+/// A contiguous tensor is flat-dense; its flag is cached, so most calls skip the sort.
+inline bool flat_dense(const at::Tensor& t) {
+  return t.is_contiguous() || flat_dense(t.sizes(), t.strides());
+}
+
+/// True when every element of t is one element in memory (stride 0 wherever a size exceeds 1), as
+/// in the expanded gradient of a sum; false for an empty t.
+inline bool broadcast_of_one(const at::Tensor& t) {
+  if (t.numel() == 0) return false;
+  const auto sizes = t.sizes();
+  const auto strides = t.strides();
+  for (std::size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] != 1 && strides[d] != 0) return false;
+  }
+  return true;
+}
+
+/// The backward from the input for a dy that is one element broadcast over x: dx =
+/// gradient(dy[0], x), dy[0] read on the device, so that dy is never expanded into a dense copy
+/// (PyTorch's TensorIterator reads such a dy in place too). An aggregate: {{{}, act}, dy}.
+/// It takes the vector index (kernels/elementwise.cuh) so that dy[0] is read once per vector,
+/// beside x's loads; that also keeps it off the bulk-tile kernels, so each (activation, dtype)
+/// adds two kernels (the op's and its one-vector form: dispatch.cuh, with_launched_params).
+template <class Activation, class T>
+struct broadcast_gradient_op : cuact::gradient_op<Activation, T> {
+  using gradient_t = cuact::gradient_op<Activation, T>;
+  using value_t = cuact::detail::compute_t<T>;  // dy[0] as computed with
+  static constexpr bool takes_element_index = true;
+  static constexpr bool takes_vector_index = true;
+  /// The one element of dy (device memory).
+  const T* dy;
+  /// Element i (the scalar head and tail).
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(std::size_t, C x) const {
+    return gradient_t::operator()(x, static_cast<C>(cuact::detail::to_compute(*dy)));
+  }
+  /// dy[0], for the vector at any element.
+  template <int Width>
+  CUACT_HOST_DEVICE value_t load_vector(std::size_t) const {
+    return cuact::detail::to_compute(*dy);
+  }
+  /// The vector's gradients, each lane with dy[0].
+  template <class C, int Width>
+  CUACT_HOST_DEVICE cuact::vector_of<C, Width> apply_vector(
+      value_t g, const cuact::vector_of<C, Width>& x) const {
+    cuact::vector_of<C, Width> dx;
+    CUACT_UNROLL
+    for (int j = 0; j < Width; ++j) {
+      dx.elements[j] = gradient_t::operator()(x.elements[j], static_cast<C>(g));
+    }
+    return dx;
+  }
+};
 
 /// Whether `first` is flat-dense and `others` all have its strides: then the ops run on the
 /// tensors' memory as it is and their results keep those strides.
@@ -261,6 +315,16 @@ struct family<Policy, std::index_sequence<I...>> {
   }
   static std::string op_name(const char* suffix = "") { return qualname() + suffix; }
 
+  /// The ops' names for their error messages, built once by define(): a kernel's success path
+  /// then builds no string.
+  struct op_names {
+    std::string forward, inplace, out, backward, backward_from_output;
+  };
+  static op_names& names() {
+    static op_names n;
+    return n;
+  }
+
   static Policy make(as_double<I>... p) { return Policy{p...}; }
 
   /// The typed handle of an operator (Signature: see with_doubles).
@@ -309,7 +373,7 @@ struct family<Policy, std::index_sequence<I...>> {
   // ---- device kernels (registered for CUDA, and for CPU where they explain the refusal) ----
 
   static Tensor forward_kernel(const Tensor& x, as_double<I>... p) {
-    const std::string op = op_name();
+    const std::string& op = names().forward;
     const Policy act = checked_policy(op, p...);
     check_tensor(x, op, "x");
     check_dtype(x, op);
@@ -327,7 +391,7 @@ struct family<Policy, std::index_sequence<I...>> {
   }
 
   static void inplace_kernel(Tensor& x, as_double<I>... p) {
-    const std::string op = op_name("_");
+    const std::string& op = names().inplace;
     const Policy act = checked_policy(op, p...);
     check_tensor(x, op, "x");
     check_dtype(x, op);
@@ -345,7 +409,7 @@ struct family<Policy, std::index_sequence<I...>> {
   }
 
   static void out_kernel(const Tensor& x, as_double<I>... p, Tensor& out) {
-    const std::string op = op_name(".out");
+    const std::string& op = names().out;
     const Policy act = checked_policy(op, p...);
     check_tensor(x, op, "x");
     check_dtype(x, op);
@@ -378,6 +442,20 @@ struct family<Policy, std::index_sequence<I...>> {
     const bool flat = flat_alike(saved, {&grad});
     Tensor dx = empty_result(saved, flat);
     if (saved.numel() == 0) return dx;
+    if constexpr (!FromOutput) {
+      if (!flat && broadcast_of_one(grad)) {  // dx contiguous, as the layout rule says
+        const Tensor s = saved.is_contiguous() ? saved : saved.contiguous();
+        dispatch_dtype(saved.scalar_type(), op, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          const broadcast_gradient_op<Policy, T> gradient{{{}, act}, data_of<const T>(grad)};
+          check_cuda(cuact::transform(gradient, cuact::outputs(data_of<T>(dx)),
+                                      static_cast<std::size_t>(saved.numel()),
+                                      cuact::inputs(data_of<const T>(s)), current_stream()),
+                     op);
+        });
+        return dx;
+      }
+    }
     const Tensor s = flat ? saved : saved.contiguous();
     const Tensor g = flat ? grad : grad.contiguous();
     dispatch_dtype(saved.scalar_type(), op, [&](auto tag) {
@@ -397,12 +475,12 @@ struct family<Policy, std::index_sequence<I...>> {
   }
 
   static Tensor backward_kernel(const Tensor& grad, const Tensor& x, as_double<I>... p) {
-    return gradient_kernel<false>(grad, x, make(p...), op_name("_backward"));
+    return gradient_kernel<false>(grad, x, make(p...), names().backward);
   }
 
   static Tensor backward_from_output_kernel(const Tensor& grad, const Tensor& y,
                                             as_double<I>... p) {
-    const std::string op = op_name("_backward_from_output");
+    const std::string& op = names().backward_from_output;
     const Policy act = make(p...);
     TORCH_CHECK(from_output_rule<Policy>::valid(act), op,
                 ": these parameters make the gradient undefined from the output alone (as for "
@@ -445,6 +523,28 @@ struct family<Policy, std::index_sequence<I...>> {
     if constexpr (sizeof...(I) != 0) ctx->saved_data["params"] = std::vector<double>{p...};
   }
 
+  /// Calls a backward op from an autograd backward: below autograd where grad mode is off (a
+  /// plain backward, whose result needs no graph: the boxed autograd fallback of an op without an
+  /// autograd kernel would cost every call), through it otherwise (create_graph).
+  template <class Op, class... Args>
+  static Tensor call_gradient(const Op& op, const Args&... args) {
+    if (!at::GradMode::is_enabled()) {
+      at::AutoDispatchBelowADInplaceOrView guard;
+      return op.call(args...);
+    }
+    return op.call(args...);
+  }
+
+  /// Whether the in-place op's autograd saves its output (and calls NAME_backward_from_output):
+  /// a function of the parameters alone, so the backward recomputes it rather than saving it.
+  static bool saves_output(as_double<I>... p) {
+    if constexpr (has_from_output) {
+      return from_output_rule<Policy>::valid(make(p...));
+    } else {
+      return false;
+    }
+  }
+
   static variable_list gradients(Tensor dx) {
     variable_list result(1 + sizeof...(I));  // one per forward argument; none for the doubles
     result[0] = std::move(dx);
@@ -462,14 +562,13 @@ struct family<Policy, std::index_sequence<I...>> {
       const auto saved = ctx->get_saved_variables();
       const auto params = params_of(ctx);
       if (!grads[0].defined()) return gradients(Tensor());
-      return gradients(backward_op().call(grads[0], saved[0], params[I]...));
+      return gradients(call_gradient(backward_op(), grads[0], saved[0], params[I]...));
     }
   };
 
   struct inplace_function : torch::autograd::Function<inplace_function> {
     static Tensor forward(autograd_context* ctx, Tensor x, as_double<I>... p) {
-      bool from_output = false;
-      if constexpr (has_from_output) from_output = from_output_rule<Policy>::valid(make(p...));
+      const bool from_output = saves_output(p...);
       const Tensor original = from_output ? Tensor() : x.clone();
       {
         at::AutoDispatchBelowAutograd guard;  // ADInplaceOrView bumps the version
@@ -477,7 +576,6 @@ struct family<Policy, std::index_sequence<I...>> {
       }
       ctx->mark_dirty({x});
       save_params(ctx, p...);
-      ctx->saved_data["from_output"] = from_output;
       ctx->save_for_backward({from_output ? x : original});
       return x;
     }
@@ -486,11 +584,12 @@ struct family<Policy, std::index_sequence<I...>> {
       const auto params = params_of(ctx);
       if (!grads[0].defined()) return gradients(Tensor());
       if constexpr (has_from_output) {
-        if (ctx->saved_data["from_output"].toBool()) {
-          return gradients(backward_from_output_op().call(grads[0], saved[0], params[I]...));
+        if (saves_output(params[I]...)) {
+          return gradients(
+              call_gradient(backward_from_output_op(), grads[0], saved[0], params[I]...));
         }
       }
-      return gradients(backward_op().call(grads[0], saved[0], params[I]...));
+      return gradients(call_gradient(backward_op(), grads[0], saved[0], params[I]...));
     }
   };
 
@@ -543,6 +642,8 @@ struct family<Policy, std::index_sequence<I...>> {
     TORCH_CHECK(qualname().empty() || qualname() == full, "cuact: the activation type of ", full,
                 " already defines ", qualname(), "; give each op family its own type");
     qualname() = full;
+    names() = op_names{full, full + "_", full + ".out", full + "_backward",
+                       full + "_backward_from_output"};
     const std::string n = name;
     const std::string p = std::string(params).empty() ? "" : ", " + std::string(params);
     const auto def = [&](const std::string& schema) { m.def(schema.c_str()); };

@@ -28,6 +28,23 @@
 ///         as a 0-dimensional float32): TransformerEngine's Float8Quantizer recipe, the scale a
 ///         one-element float32 tensor on x's device (read there: no copy to the host)
 ///
+/// A gate (gate.cuh: gate(a, b) with its partial derivatives, such as cuact::clamped_swiglu)
+/// registers as its own family, one line too:
+///
+///     CUACT_TORCH_GATE_OPS(m, myops, my_gate, my_gate, "float k=1.0");
+///
+///     myops::my_gate(Tensor a, Tensor b, P) -> Tensor                 gate(a, b), autograd
+///     myops::my_gate_backward(Tensor grad, Tensor a, Tensor b, P) -> (Tensor, Tensor)  (da, db)
+///     myops::my_gate_backward_(Tensor grad, Tensor(a!) a, Tensor(b!) b, P) -> ()  in place
+///     myops::my_gate_packed(Tensor ab, P, *, bool activate_first=True) -> Tensor
+///         ab [..., 2c] -> [..., c]: gate(first half, second half), or with activate_first=False
+///         gate(second half, first half)
+///     myops::my_gate_packed_backward(Tensor grad, Tensor ab, P, *, bool activate_first=True)
+///         -> Tensor                                                   dab, [..., 2c]
+///
+/// with the gated ops' layout rules (below); the backward ops where the gate has a backward.
+/// cuact_torch.register_fakes(namespace) registers their fakes too.
+///
 /// The backward ops exist, and the forwards but quantize_NAME have autograd, when the type has
 /// derivative(x) (or gradient(dy, x)). quantize_NAME is not differentiable (its results never
 /// require grad, as for torch.argmax): an fp8 training recipe differentiates the activation on
@@ -81,6 +98,158 @@ inline int64_t last_dim(const at::Tensor& t, const std::string& op, const char* 
   TORCH_CHECK(t.dim() >= 1, op, ": expected ", arg, " with at least one dimension, got a scalar");
   return t.size(-1);
 }
+
+/// The columns of each half of a packed [..., 2c] tensor.
+inline int64_t packed_cols(const at::Tensor& ab, const std::string& op) {
+  const int64_t width = last_dim(ab, op, "ab");
+  // Integers go into messages as strings: streamed as integers, they crashed the process here
+  // (SIGSEGV, as sizes did: torch.cuh's sizes_text) where the same check with strings raised.
+  TORCH_CHECK(width % 2 == 0, op,
+              ": expected the last dimension of ab to be even (the two halves a and b side by "
+              "side), got ",
+              std::to_string(width));
+  return width / 2;
+}
+
+/// ab's sizes with the last one `cols`.
+inline std::vector<int64_t> half_sizes(const at::Tensor& ab, int64_t cols) {
+  std::vector<int64_t> sizes(ab.sizes().begin(), ab.sizes().end());
+  sizes.back() = cols;
+  return sizes;
+}
+
+inline gate_half half_of(bool activate_first) {
+  return activate_first ? gate_half::first : gate_half::second;
+}
+
+/// The gated ops' kernels for gate type Gate (gate.cuh), `op` naming the op in messages: the
+/// GLU family's (fused_family, with activation_gate) and a gate family's (gate_family) alike.
+template <class Gate>
+struct gate_kernels {
+  using Tensor = at::Tensor;
+  using tensor_pair = std::tuple<Tensor, Tensor>;
+  static constexpr bool has_backward = cuact::has_gate_backward_v<Gate>;
+
+  /// a of a supported dtype on a CUDA device; b (and grad, where given) of its sizes, dtype and
+  /// device.
+  static void check_operands(const Tensor& a, const Tensor& b, const Tensor* grad,
+                             const std::string& op) {
+    check_tensor(a, op, "a");
+    check_dtype(a, op);
+    check_like(b, a, op, "b", "a");
+    if (grad != nullptr) check_like(*grad, a, op, "grad", "a");
+  }
+
+  static Tensor forward(const Gate& gate, const Tensor& a, const Tensor& b, const std::string& op) {
+    check_operands(a, b, nullptr, op);
+    const c10::cuda::CUDAGuard guard(a.device());
+    const bool flat = flat_alike(a, {&b});
+    Tensor out = empty_result(a, flat);
+    if (a.numel() == 0) return out;
+    const Tensor ac = flat ? a : a.contiguous();
+    const Tensor bc = flat ? b : b.contiguous();
+    dispatch_dtype(a.scalar_type(), op, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      check_cuda(
+          cuact::gate_forward(gate, data_of<const T>(ac), data_of<const T>(bc), data_of<T>(out),
+                              static_cast<std::size_t>(a.numel()), current_stream()),
+          op);
+    });
+    return out;
+  }
+
+  static tensor_pair backward(const Gate& gate, const Tensor& grad, const Tensor& a,
+                              const Tensor& b, const std::string& op) {
+    check_operands(a, b, &grad, op);
+    const c10::cuda::CUDAGuard guard(a.device());
+    const bool flat = flat_alike(a, {&b, &grad});
+    Tensor da = empty_result(a, flat);
+    Tensor db = empty_result(a, flat);
+    if (a.numel() == 0) return {da, db};
+    const Tensor ac = flat ? a : a.contiguous();
+    const Tensor bc = flat ? b : b.contiguous();
+    const Tensor gc = flat ? grad : grad.contiguous();
+    if constexpr (has_backward) {
+      dispatch_dtype(a.scalar_type(), op, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        check_cuda(cuact::gate_backward(gate, data_of<const T>(ac), data_of<const T>(bc),
+                                        data_of<const T>(gc), data_of<T>(da), data_of<T>(db),
+                                        static_cast<std::size_t>(a.numel()), current_stream()),
+                   op);
+      });
+    }
+    return {da, db};
+  }
+
+  /// The backward in place: da into a's memory, db into b's (fused.cuh allows both), for an
+  /// autograd that knows a and b are dead after the backward. a, b and grad must be flat-dense
+  /// with one layout; nothing is allocated.
+  static void backward_inplace(const Gate& gate, const Tensor& grad, Tensor& a, Tensor& b,
+                               const std::string& op) {
+    check_operands(a, b, &grad, op);
+    TORCH_CHECK(flat_alike(a, {&b, &grad}), op,
+                ": expected a, b and grad dense and non-overlapping with one layout");
+    const c10::cuda::CUDAGuard guard(a.device());
+    if (a.numel() == 0) return;
+    if constexpr (has_backward) {
+      dispatch_dtype(a.scalar_type(), op, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        check_cuda(cuact::gate_backward(gate, data_of<const T>(a), data_of<const T>(b),
+                                        data_of<const T>(grad), data_of<T>(a), data_of<T>(b),
+                                        static_cast<std::size_t>(a.numel()), current_stream()),
+                   op);
+      });
+    }
+  }
+
+  static Tensor packed(const Gate& gate, const Tensor& ab, bool activate_first,
+                       const std::string& op) {
+    check_tensor(ab, op, "ab");
+    check_dtype(ab, op);
+    const int64_t cols = packed_cols(ab, op);
+    const c10::cuda::CUDAGuard guard(ab.device());
+    Tensor out = at::empty(half_sizes(ab, cols), ab.options());
+    const row_shape shape = rows_of(out, cols);
+    if (shape.rows == 0) return out;
+    const Tensor abc = ab.contiguous();
+    dispatch_dtype(ab.scalar_type(), op, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      check_cuda(
+          cuact::gate_forward_packed(gate, data_of<const T>(abc), data_of<T>(out), shape.rows,
+                                     shape.cols, half_of(activate_first), current_stream()),
+          op);
+    });
+    return out;
+  }
+
+  static Tensor packed_backward(const Gate& gate, const Tensor& grad, const Tensor& ab,
+                                bool activate_first, const std::string& op) {
+    check_tensor(ab, op, "ab");
+    check_dtype(ab, op);
+    const int64_t cols = packed_cols(ab, op);
+    check_companion(grad, ab, op, "grad", "ab");
+    const auto expected = half_sizes(ab, cols);
+    TORCH_CHECK(grad.sizes() == at::IntArrayRef(expected), op, ": expected grad of size ",
+                sizes_text(expected), " (ab's with its last dimension halved), got ",
+                sizes_text(grad.sizes()));
+    const c10::cuda::CUDAGuard guard(ab.device());
+    Tensor dab = at::empty(ab.sizes(), ab.options());
+    const row_shape shape = rows_of(grad, cols);
+    if (shape.rows == 0) return dab;
+    const Tensor abc = ab.contiguous();
+    const Tensor gc = grad.contiguous();
+    if constexpr (has_backward) {
+      dispatch_dtype(ab.scalar_type(), op, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        check_cuda(cuact::gate_backward_packed(gate, data_of<const T>(abc), data_of<const T>(gc),
+                                               data_of<T>(dab), shape.rows, shape.cols,
+                                               half_of(activate_first), current_stream()),
+                   op);
+      });
+    }
+    return dab;
+  }
+};
 
 template <class Policy, class Params = void>
 struct fused_family;
@@ -174,154 +343,41 @@ struct fused_family<Policy, std::index_sequence<I...>> {
     return op;
   }
 
-  static gate_half half_of(bool activate_first) {
-    return activate_first ? gate_half::first : gate_half::second;
-  }
+  /// The gated ops' gate and kernels: act(a) * b.
+  using gate_t = activation_gate<Policy>;
+  using gate_ops = gate_kernels<gate_t>;
 
   // ---- device kernels (registered for CUDA, and for CPU where they explain the refusal) ----
 
   static Tensor gated_kernel(const Tensor& a, const Tensor& b, as_double<I>... p) {
     const std::string op = op_name("gated_");
-    const Policy act = activation_family::checked_policy(op, p...);
-    check_tensor(a, op, "a");
-    check_dtype(a, op);
-    check_like(b, a, op, "b", "a");
-    const c10::cuda::CUDAGuard guard(a.device());
-    const bool flat = flat_alike(a, {&b});
-    Tensor out = empty_result(a, flat);
-    if (a.numel() == 0) return out;
-    const Tensor ac = flat ? a : a.contiguous();
-    const Tensor bc = flat ? b : b.contiguous();
-    dispatch_dtype(a.scalar_type(), op, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      check_cuda(
-          cuact::gated_forward(act, data_of<const T>(ac), data_of<const T>(bc), data_of<T>(out),
-                               static_cast<std::size_t>(a.numel()), current_stream()),
-          op);
-    });
-    return out;
+    return gate_ops::forward(gate_t{activation_family::checked_policy(op, p...)}, a, b, op);
   }
 
   static tensor_pair gated_backward_kernel(const Tensor& grad, const Tensor& a, const Tensor& b,
                                            as_double<I>... p) {
     const std::string op = op_name("gated_", "_backward");
-    const Policy act = activation_family::make(p...);
-    check_tensor(a, op, "a");
-    check_dtype(a, op);
-    check_like(b, a, op, "b", "a");
-    check_like(grad, a, op, "grad", "a");
-    const c10::cuda::CUDAGuard guard(a.device());
-    const bool flat = flat_alike(a, {&b, &grad});
-    Tensor da = empty_result(a, flat);
-    Tensor db = empty_result(a, flat);
-    if (a.numel() == 0) return {da, db};
-    const Tensor ac = flat ? a : a.contiguous();
-    const Tensor bc = flat ? b : b.contiguous();
-    const Tensor gc = flat ? grad : grad.contiguous();
-    if constexpr (has_backward) {
-      dispatch_dtype(a.scalar_type(), op, [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        check_cuda(cuact::gated_backward(act, data_of<const T>(ac), data_of<const T>(bc),
-                                         data_of<const T>(gc), data_of<T>(da), data_of<T>(db),
-                                         static_cast<std::size_t>(a.numel()), current_stream()),
-                   op);
-      });
-    }
-    return {da, db};
+    return gate_ops::backward(gate_t{activation_family::make(p...)}, grad, a, b, op);
   }
 
-  /// The gated backward in place: da into a's memory, db into b's (fused.cuh allows both), for an
-  /// autograd that knows a and b are dead after the backward. a, b and grad must be flat-dense
-  /// with one layout; nothing is allocated.
+  /// The gated backward in place (gate_kernels::backward_inplace).
   static void gated_backward_inplace_kernel(const Tensor& grad, Tensor& a, Tensor& b,
                                             as_double<I>... p) {
     const std::string op = op_name("gated_", "_backward_");
-    const Policy act = activation_family::make(p...);
-    check_tensor(a, op, "a");
-    check_dtype(a, op);
-    check_like(b, a, op, "b", "a");
-    check_like(grad, a, op, "grad", "a");
-    TORCH_CHECK(flat_alike(a, {&b, &grad}), op,
-                ": expected a, b and grad dense and non-overlapping with one layout");
-    const c10::cuda::CUDAGuard guard(a.device());
-    if (a.numel() == 0) return;
-    if constexpr (has_backward) {
-      dispatch_dtype(a.scalar_type(), op, [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        check_cuda(cuact::gated_backward(act, data_of<const T>(a), data_of<const T>(b),
-                                         data_of<const T>(grad), data_of<T>(a), data_of<T>(b),
-                                         static_cast<std::size_t>(a.numel()), current_stream()),
-                   op);
-      });
-    }
-  }
-
-  /// The columns of each half of a packed [..., 2c] tensor.
-  static int64_t packed_cols(const Tensor& ab, const std::string& op) {
-    const int64_t width = last_dim(ab, op, "ab");
-    // Integers go into messages as strings: streamed as integers, they crashed the process here
-    // (SIGSEGV, as sizes did: torch.cuh's sizes_text) where the same check with strings raised.
-    TORCH_CHECK(width % 2 == 0, op,
-                ": expected the last dimension of ab to be even (the two halves a and b side by "
-                "side), got ",
-                std::to_string(width));
-    return width / 2;
-  }
-  static std::vector<int64_t> half_sizes(const Tensor& ab, int64_t cols) {
-    std::vector<int64_t> sizes(ab.sizes().begin(), ab.sizes().end());
-    sizes.back() = cols;
-    return sizes;
+    gate_ops::backward_inplace(gate_t{activation_family::make(p...)}, grad, a, b, op);
   }
 
   static Tensor packed_kernel(const Tensor& ab, as_double<I>... p, bool activate_first) {
     const std::string op = op_name("gated_", "_packed");
-    const Policy act = activation_family::checked_policy(op, p...);
-    check_tensor(ab, op, "ab");
-    check_dtype(ab, op);
-    const int64_t cols = packed_cols(ab, op);
-    const c10::cuda::CUDAGuard guard(ab.device());
-    Tensor out = at::empty(half_sizes(ab, cols), ab.options());
-    const row_shape shape = rows_of(out, cols);
-    if (shape.rows == 0) return out;
-    const Tensor abc = ab.contiguous();
-    dispatch_dtype(ab.scalar_type(), op, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      check_cuda(
-          cuact::gated_forward_packed(act, data_of<const T>(abc), data_of<T>(out), shape.rows,
-                                      shape.cols, half_of(activate_first), current_stream()),
-          op);
-    });
-    return out;
+    return gate_ops::packed(gate_t{activation_family::checked_policy(op, p...)}, ab,
+                            activate_first, op);
   }
 
   static Tensor packed_backward_kernel(const Tensor& grad, const Tensor& ab, as_double<I>... p,
                                        bool activate_first) {
     const std::string op = op_name("gated_", "_packed_backward");
-    const Policy act = activation_family::make(p...);
-    check_tensor(ab, op, "ab");
-    check_dtype(ab, op);
-    const int64_t cols = packed_cols(ab, op);
-    check_companion(grad, ab, op, "grad", "ab");
-    const auto expected = half_sizes(ab, cols);
-    TORCH_CHECK(grad.sizes() == at::IntArrayRef(expected), op, ": expected grad of size ",
-                sizes_text(expected), " (ab's with its last dimension halved), got ",
-                sizes_text(grad.sizes()));
-    const c10::cuda::CUDAGuard guard(ab.device());
-    Tensor dab = at::empty(ab.sizes(), ab.options());
-    const row_shape shape = rows_of(grad, cols);
-    if (shape.rows == 0) return dab;
-    const Tensor abc = ab.contiguous();
-    const Tensor gc = grad.contiguous();
-    if constexpr (has_backward) {
-      dispatch_dtype(ab.scalar_type(), op, [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        check_cuda(cuact::gated_backward_packed(act, data_of<const T>(abc), data_of<const T>(gc),
-                                                data_of<T>(dab), shape.rows, shape.cols,
-                                                half_of(activate_first), current_stream()),
-                   op);
-      });
-    }
-    return dab;
+    return gate_ops::packed_backward(gate_t{activation_family::make(p...)}, grad, ab,
+                                     activate_first, op);
   }
 
   /// x [..., cols] and bias [cols]: of one device and dtype.
@@ -656,6 +712,197 @@ struct fused_family<Policy, std::index_sequence<I...>> {
   }
 };
 
+template <class Gate, class Params = void>
+struct gate_family;
+
+/// The op family of gate type Gate (gate.cuh) with sizeof...(I) double parameters (see the file
+/// comment: CUACT_TORCH_GATE_OPS). Its name is set once, by define(); one type names one family.
+template <class Gate, std::size_t... I>
+struct gate_family<Gate, std::index_sequence<I...>> {
+  static constexpr bool has_backward = cuact::has_gate_backward_v<Gate>;
+  using Tensor = at::Tensor;
+  using tensor_pair = std::tuple<Tensor, Tensor>;
+  using autograd_context = torch::autograd::AutogradContext;
+  using variable_list = torch::autograd::variable_list;
+  static constexpr std::size_t param_count = sizeof...(I);
+  /// An op family's (torch.cuh) parameter construction, checks (parameter_rule) and autograd
+  /// helpers serve the gate's ops too.
+  using params_family = family<Gate, std::index_sequence<I...>>;
+  using kernels = gate_kernels<Gate>;
+
+  static std::string& qualname() {  // "ns::name"
+    static std::string name;
+    return name;
+  }
+  static std::string op_name(const char* suffix = "") { return qualname() + suffix; }
+
+  template <class Signature>
+  static c10::TypedOperatorHandle<Signature> handle(const std::string& op) {
+    return c10::Dispatcher::singleton()
+        .findSchemaOrThrow(op.c_str(), "")
+        .template typed<Signature>();
+  }
+  using forward_signature =
+      typename with_doubles<Tensor(const Tensor&, const Tensor&), param_count>::type;
+  using backward_signature =
+      typename with_doubles<tensor_pair(const Tensor&, const Tensor&, const Tensor&),
+                            param_count>::type;
+  using packed_signature = typename with_doubles<Tensor(const Tensor&), param_count, bool>::type;
+  using packed_backward_signature =
+      typename with_doubles<Tensor(const Tensor&, const Tensor&), param_count, bool>::type;
+
+  static const auto& forward_op() {
+    static const auto op = handle<forward_signature>(op_name());
+    return op;
+  }
+  static const auto& backward_op() {
+    static const auto op = handle<backward_signature>(op_name("_backward"));
+    return op;
+  }
+  static const auto& packed_op() {
+    static const auto op = handle<packed_signature>(op_name("_packed"));
+    return op;
+  }
+  static const auto& packed_backward_op() {
+    static const auto op = handle<packed_backward_signature>(op_name("_packed_backward"));
+    return op;
+  }
+
+  // ---- device kernels (registered for CUDA, and for CPU where they explain the refusal) ----
+
+  static Tensor forward_kernel(const Tensor& a, const Tensor& b, as_double<I>... p) {
+    const std::string op = op_name();
+    return kernels::forward(params_family::checked_policy(op, p...), a, b, op);
+  }
+  static tensor_pair backward_kernel(const Tensor& grad, const Tensor& a, const Tensor& b,
+                                     as_double<I>... p) {
+    const std::string op = op_name("_backward");
+    return kernels::backward(params_family::make(p...), grad, a, b, op);
+  }
+  static void backward_inplace_kernel(const Tensor& grad, Tensor& a, Tensor& b,
+                                      as_double<I>... p) {
+    const std::string op = op_name("_backward_");
+    kernels::backward_inplace(params_family::make(p...), grad, a, b, op);
+  }
+  static Tensor packed_kernel(const Tensor& ab, as_double<I>... p, bool activate_first) {
+    const std::string op = op_name("_packed");
+    return kernels::packed(params_family::checked_policy(op, p...), ab, activate_first, op);
+  }
+  static Tensor packed_backward_kernel(const Tensor& grad, const Tensor& ab, as_double<I>... p,
+                                       bool activate_first) {
+    const std::string op = op_name("_packed_backward");
+    return kernels::packed_backward(params_family::make(p...), grad, ab, activate_first, op);
+  }
+
+  // ---- autograd ----
+
+  /// One gradient per forward argument: the tensors', then none for the parameters (and the
+  /// packed op's flag).
+  static variable_list gradients(std::initializer_list<Tensor> tensors, std::size_t others) {
+    variable_list result(tensors.size() + others);
+    std::copy(tensors.begin(), tensors.end(), result.begin());
+    return result;
+  }
+
+  struct forward_function : torch::autograd::Function<forward_function> {
+    static Tensor forward(autograd_context* ctx, const Tensor& a, const Tensor& b,
+                          as_double<I>... p) {
+      params_family::save_params(ctx, p...);
+      ctx->save_for_backward({a, b});
+      at::AutoDispatchBelowADInplaceOrView guard;
+      return forward_op().call(a, b, p...);
+    }
+    static variable_list backward(autograd_context* ctx, variable_list grads) {
+      const auto saved = ctx->get_saved_variables();
+      const auto params = params_family::params_of(ctx);
+      if (!grads[0].defined()) return gradients({Tensor(), Tensor()}, param_count);
+      auto [da, db] = backward_op().call(grads[0], saved[0], saved[1], params[I]...);
+      return gradients({da, db}, param_count);
+    }
+  };
+
+  struct packed_function : torch::autograd::Function<packed_function> {
+    static Tensor forward(autograd_context* ctx, const Tensor& ab, as_double<I>... p,
+                          bool activate_first) {
+      params_family::save_params(ctx, p...);
+      ctx->saved_data["activate_first"] = activate_first;
+      ctx->save_for_backward({ab});
+      at::AutoDispatchBelowADInplaceOrView guard;
+      return packed_op().call(ab, p..., activate_first);
+    }
+    static variable_list backward(autograd_context* ctx, variable_list grads) {
+      const auto saved = ctx->get_saved_variables();
+      const auto params = params_family::params_of(ctx);
+      if (!grads[0].defined()) return gradients({Tensor()}, param_count + 1);
+      const bool activate_first = ctx->saved_data["activate_first"].toBool();
+      return gradients(
+          {packed_backward_op().call(grads[0], saved[0], params[I]..., activate_first)},
+          param_count + 1);
+    }
+  };
+
+  static void refuse_grad(bool wanted, const std::string& op) {
+    TORCH_CHECK(!wanted, op,
+                ": an input requires grad but this gate has no backward (give its type "
+                "`partial_a(C a, C b)` and `partial_b(C a, C b)` members)");
+  }
+
+  static Tensor forward_autograd(const Tensor& a, const Tensor& b, as_double<I>... p) {
+    const bool wanted = params_family::wants_grad(a) || params_family::wants_grad(b);
+    if constexpr (has_backward) {
+      if (wanted) return forward_function::apply(a, b, p...);
+    } else {
+      refuse_grad(wanted, op_name());
+    }
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return forward_op().call(a, b, p...);
+  }
+  static Tensor packed_autograd(const Tensor& ab, as_double<I>... p, bool activate_first) {
+    const bool wanted = params_family::wants_grad(ab);
+    if constexpr (has_backward) {
+      if (wanted) return packed_function::apply(ab, p..., activate_first);
+    } else {
+      refuse_grad(wanted, op_name("_packed"));
+    }
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return packed_op().call(ab, p..., activate_first);
+  }
+
+  /// Defines the schemas and registers every kernel. `ns` must be the library's namespace.
+  static void define(torch::Library& m, const char* ns, const char* name, const char* params) {
+    const std::string full = std::string(ns) + "::" + name;
+    TORCH_CHECK(qualname().empty() || qualname() == full, "cuact: the gate type of ", full,
+                " already defines ", qualname(), "; give each gate family its own type");
+    qualname() = full;
+    const std::string n = name;
+    const std::string p = std::string(params).empty() ? "" : ", " + std::string(params);
+    const auto def = [&](const std::string& schema) { m.def(schema.c_str()); };
+    def(n + "(Tensor a, Tensor b" + p + ") -> Tensor");
+    def(n + "_packed(Tensor ab" + p + ", *, bool activate_first=True) -> Tensor");
+    if constexpr (has_backward) {
+      def(n + "_backward(Tensor grad, Tensor a, Tensor b" + p + ") -> (Tensor, Tensor)");
+      def(n + "_backward_(Tensor grad, Tensor(a!) a, Tensor(b!) b" + p + ") -> ()");
+      def(n + "_packed_backward(Tensor grad, Tensor ab" + p +
+          ", *, bool activate_first=True) -> Tensor");
+    }
+
+    // Runtime function pointers, not TORCH_FN (torch.cuh's define says why).
+    using c10::DispatchKey;
+    const auto impl = [&](const std::string& op, auto&& fn) { m.impl(op.c_str(), std::move(fn)); };
+    for (const DispatchKey device : {DispatchKey::CUDA, DispatchKey::CPU}) {
+      impl(n, torch::dispatch(device, &forward_kernel));
+      impl(n + "_packed", torch::dispatch(device, &packed_kernel));
+      if constexpr (has_backward) {
+        impl(n + "_backward", torch::dispatch(device, &backward_kernel));
+        impl(n + "_backward_", torch::dispatch(device, &backward_inplace_kernel));
+        impl(n + "_packed_backward", torch::dispatch(device, &packed_backward_kernel));
+      }
+    }
+    impl(n, torch::dispatch(DispatchKey::Autograd, &forward_autograd));
+    impl(n + "_packed", torch::dispatch(DispatchKey::Autograd, &packed_autograd));
+  }
+};
+
 }  // namespace torch_ops
 }  // namespace cuact
 
@@ -664,3 +911,10 @@ struct fused_family<Policy, std::index_sequence<I...>> {
 /// schema parameters with defaults, "" for none.
 #define CUACT_TORCH_FUSED_OPS(library, ns, name, Policy, params) \
   CUACT_TORCH_DEFINE_(fused_family, library, ns, name, Policy, params)
+
+/// Registers gate type `Gate` (gate.cuh) as the op family ns::name: name(a, b, P), name_packed
+/// and, where the gate has a backward, name_backward, name_backward_ (in place) and
+/// name_packed_backward, with autograd (see the file comment). `params` is a string literal of
+/// schema parameters with defaults, "" for none.
+#define CUACT_TORCH_GATE_OPS(library, ns, name, Gate, params) \
+  CUACT_TORCH_DEFINE_(gate_family, library, ns, name, Gate, params)

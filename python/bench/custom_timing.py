@@ -1,6 +1,7 @@
 """Users' own activations through cuact_torch.activation (NVRTC) against torch's jiterator.
 
     python3 python/bench/custom_timing.py [--shape 4096 393216] [--reps 20] [--dtypes float32,bfloat16]
+        [--skip compile|kernel] [--functors relu,selu]
 
 Prints three tables in one run:
 - compile: seconds from `cuact_torch.activation(...)` to the first result in a new process, with an
@@ -10,7 +11,8 @@ Prints three tables in one run:
   `_create_jit_fn` and first call with its own empty kernel cache beside it.
 - kernel: median of --reps single calls between CUDA events, L2 flushed before each (_timer.py), of
   the JIT op, the same functor built into cuact's extension (relu and selu, the lean build's), and
-  jiterator's kernel for the same expression; `copy` is y.copy_(x).
+  jiterator's kernel for the same expression; `copy` is y.copy_(x). The relu row `quantize` is
+  quantize_NAME (fp8 e4m3 with amax) of the JIT op against the built-in quantize_relu.
 """
 import argparse
 import json
@@ -80,12 +82,12 @@ def child(kind, name, dtype, env):
     raise RuntimeError(f"{kind} {name} {dtype} failed:\n{out.stdout}\n{out.stderr}")
 
 
-def compile_table(dtypes):
+def compile_table(dtypes, functors):
     print("| functor | dtype | path | import cuact_torch (s) | define + first call (s) | "
           "first backward (s) |")
     print("|---|---|---|---|---|---|")
     for dtype in dtypes:
-        for name in FUNCTORS:
+        for name in functors:
             with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as kcache:
                 env = dict(os.environ, CUACT_TORCH_CACHE=cache, PYTORCH_KERNEL_CACHE_PATH=kcache)
                 cold = child("cuact", name, dtype, env)
@@ -99,7 +101,7 @@ def compile_table(dtypes):
                   flush=True)
 
 
-def kernel_table(shape, reps, dtypes):
+def kernel_table(shape, reps, dtypes, functors):
     import importlib.util
 
     import torch
@@ -120,9 +122,11 @@ def kernel_table(shape, reps, dtypes):
         y = torch.empty_like(x)
         copy = time_ms(lambda: y.copy_(x))
         del y
-        for name, (forward, derivative, code) in FUNCTORS.items():
+        for name in functors:
+            forward, derivative, code = FUNCTORS[name]
             op = cuact_torch.activation("kernel_" + name, forward, derivative=derivative,
-                                        namespace="cuact_timing", dtype=x.dtype)
+                                        namespace="cuact_timing", dtype=x.dtype,
+                                        fused=name == "relu")
             built_in = getattr(torch.ops.cuact, name)
             jit = torch.cuda.jiterator._create_jit_fn(code)
             with torch.no_grad():
@@ -135,6 +139,19 @@ def kernel_table(shape, reps, dtypes):
             print(f"| {name} | {dtype_name} | {t_jit:.3f} | {t_built_in:.3f} | "
                   f"{t_jit / t_built_in:.3f} | {t_jiterator:.3f} | {copy:.3f} | {copy / t_jit:.1%} |",
                   flush=True)
+            if name == "relu" and hasattr(torch.ops.cuact, "quantize_relu"):
+                scale = torch.tensor([2.0], device="cuda")
+                jit_q = torch.ops.cuact_timing.quantize_kernel_relu
+                with torch.no_grad():
+                    part = x[:1 << 20]
+                    (qj, aj), (qb, ab) = jit_q(part, scale=scale), torch.ops.cuact.quantize_relu(
+                        part, scale=scale)
+                    torch.testing.assert_close(aj, ab)
+                    torch.testing.assert_close(qj.float(), qb.float())
+                    t_jit = time_ms(lambda: jit_q(x, scale=scale))
+                    t_built_in = time_ms(lambda: torch.ops.cuact.quantize_relu(x, scale=scale))
+                print(f"| relu quantize | {dtype_name} | {t_jit:.3f} | {t_built_in:.3f} | "
+                      f"{t_jit / t_built_in:.3f} | - | - | - |", flush=True)
             torch.cuda.empty_cache()
         del x
         torch.cuda.empty_cache()
@@ -146,13 +163,14 @@ def main():
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--dtypes", default="float32,bfloat16")
     parser.add_argument("--skip", default="", help="compile and/or kernel")
+    parser.add_argument("--functors", default=",".join(FUNCTORS), help="of " + ", ".join(FUNCTORS))
     args = parser.parse_args()
-    dtypes = args.dtypes.split(",")
+    dtypes, functors = args.dtypes.split(","), args.functors.split(",")
     started = time.perf_counter()
     if "compile" not in args.skip:
-        compile_table(dtypes)
+        compile_table(dtypes, functors)
     if "kernel" not in args.skip:
-        kernel_table(args.shape, args.reps, dtypes)
+        kernel_table(args.shape, args.reps, dtypes, functors)
     print(f"\n({time.perf_counter() - started:.0f} s)")
     return 0
 

@@ -1,7 +1,7 @@
 """cuact inside the programs PyTorch users run: median step time and peak memory, one table.
 
-    python3 python/bench/programs.py [--quick] [--reps 20] [--only chain,mlp,llama,overhead]
-                                     [--json out.json]
+    python3 python/bench/programs.py [--quick] [--reps 20] [--only overhead,chain,mlp,llama]
+                                     [--budget-s 230] [--json out.json]
 
 Programs (bf16 unless said):
   chain      act(t * 1.5 + 0.5) + r on 8192^2 (--quick: 4096^2), fp32 and bf16, forward
@@ -10,8 +10,10 @@ Programs (bf16 unless said):
   llama      transformers' LlamaForCausalLM from a LlamaConfig (8 layers, hidden 2048, intermediate
              5632, random weights, nothing downloaded), batch 8 x 1024, forward + backward + AdamW;
              each LlamaMLP's forward patched to cuact's gated_silu (or the Triton SwiGLU)
-  overhead   host time per call on 1 K and 1 M elements, fp32 and bf16: eager forward (no grad),
-             op(x).sum().backward() (autograd), op(x).backward(g) with a dense g, the backward op
+  overhead   host time per call on 1 K elements, fp32 and bf16, relu / gelu / silu / selu:
+             eager forward (no grad; the op and cuact_torch.functional), the forward with grad
+             (no backward), op(x).sum().backward(), autograd.grad(op(x).sum(), x),
+             op(x).backward(g) with a dense g, and the backward op with the expanded and the dense g
 
 Variants: torch eager; torch.compile (the chain and block whole, each LlamaMLP .compile()d);
 cuact eager; cuact under torch.compile (cuact_torch.compile_mode "auto"; "kernel" shown too);
@@ -22,7 +24,10 @@ does; no code of Liger's).
 Timing: CUDA events around each step, median of --reps steps after warm-up steps; peak memory
 from torch.cuda.max_memory_allocated() after reset_peak_memory_stats() over the timed steps. The
 overhead rows are host wall time per call (perf_counter over many calls, synchronized at the
-ends). Prints the table, then the same table as markdown for docs/performance.md.
+ends), cuact's against torch's own op. Every variant is attempted on its own (a failure is
+printed and the others run); past --budget-s seconds the remaining variants are skipped, so a
+run ends in a known time. Prints the table, then the same tables as markdown for
+docs/performance.md.
 """
 import argparse
 import gc
@@ -144,8 +149,32 @@ def host_us(fn, calls):
 
 
 class Table:
-    def __init__(self):
+    def __init__(self, budget_s=None):
         self.rows = []  # dict(program, variant, value, unit, peak_gib)
+        self.skipped = []  # (program, variant, why)
+        self.start = time.perf_counter()
+        self.budget_s = budget_s
+
+    def over_budget(self):
+        return self.budget_s is not None and time.perf_counter() - self.start > self.budget_s
+
+    def attempt(self, program, variant, run, unit="ms"):
+        """table.add(program, variant, *run()) unless over budget; a failure is printed."""
+        if self.over_budget():
+            self.skipped.append((program, variant, "over --budget-s"))
+            print(f"  {program:<44} {variant:<34} skipped (over --budget-s)", flush=True)
+            return
+        try:
+            value = run()
+        except Exception as error:  # the other variants still run
+            why = f"{type(error).__name__}: {str(error)[:200]}"
+            self.skipped.append((program, variant, why))
+            print(f"  {program:<44} {variant:<34} failed: {why}", flush=True)
+            return
+        if isinstance(value, tuple):  # (median ms, peak GiB) from measure()
+            self.add(program, variant, value[0], unit, value[1])
+        else:
+            self.add(program, variant, value, unit)
 
     def add(self, program, variant, value, unit="ms", peak=None):
         self.rows.append(dict(program=program, variant=variant, value=value, unit=unit, peak_gib=peak))
@@ -155,6 +184,8 @@ class Table:
     def markdown(self):
         programs = []
         for r in self.rows:
+            if r["unit"] != "ms":
+                continue  # the per-call rows have their own table (overhead_markdown)
             if r["program"] not in programs:
                 programs.append(r["program"])
         lines = ["| program | variant | time | peak memory | vs torch eager | vs torch.compile |",
@@ -171,6 +202,30 @@ class Table:
                         ("torch eager", "torch.compile") else "")
                 lines.append(f"| {p} | {r['variant']} | {r['value']:.3f} {r['unit']} | {peak} | "
                              f"{vs_e} | {vs_c} |")
+        lines += [f"| {p} | {v} | {why} | | | |" for p, v, why in self.skipped]
+        return "\n".join(lines)
+
+    def overhead_markdown(self):
+        """The per-call rows: torch's and cuact's host us per call, their ratio (the fwd+bwd
+        target: cuact / torch <= 1.1) and difference (the eager target: cuact - torch <= 1 us)."""
+        rows = [r for r in self.rows if r["unit"] == "us"]
+        if not rows:
+            return ""
+        lines = ["| per call (1 K elements) | torch us | cuact us | cuact / torch | cuact - torch |",
+                 "|---|---|---|---|---|"]
+        programs = []
+        for r in rows:
+            if r["program"] not in programs:
+                programs.append(r["program"])
+        for p in programs:
+            got = {r["variant"]: r["value"] for r in rows if r["program"] == p}
+            base = got.get("torch")
+            for variant, value in got.items():
+                if variant == "torch" or base is None:
+                    continue
+                label = p if variant == "cuact" else f"{p} ({variant})"
+                lines.append(f"| {label} | {base:.2f} | {value:.2f} | {value / base:.3f} | "
+                             f"{value - base:+.2f} |")
         return "\n".join(lines)
 
 
@@ -194,15 +249,15 @@ def run_chain(table, args):
         def cuact_chain(t, r):
             return ops.silu(t * 1.5 + 0.5) + r
 
-        with torch.no_grad():
-            variants = [("torch eager", torch_chain), ("torch.compile", compiled(torch_chain)),
-                        ("cuact eager", cuact_chain)]
-            for label, fn in variants:
-                table.add(name, label, *measure(lambda: fn(t, r), args.reps, args.warmup))
-            for mode in ("auto", "kernel"):
-                fn = compiled(cuact_chain, mode)
-                label = "cuact compile" if mode == "auto" else "cuact compile (kernel mode)"
-                table.add(name, label, *measure(lambda: fn(t, r), args.reps, args.warmup))
+        variants = [("torch eager", torch_chain, None), ("torch.compile", torch_chain, "auto"),
+                    ("cuact eager", cuact_chain, None), ("cuact compile", cuact_chain, "auto"),
+                    ("cuact compile (kernel mode)", cuact_chain, "kernel")]
+        for label, fn, mode in variants:
+            def run(fn=fn, mode=mode):
+                step = fn if mode is None else compiled(fn, mode)
+                with torch.no_grad():
+                    return measure(lambda: step(t, r), args.reps, args.warmup)
+            table.attempt(name, label, run)
         cuact_torch.compile_mode("auto")
         del t, r
         _free()
@@ -267,25 +322,27 @@ def run_mlp(table, args):
                 ("cuact eager, in-place backward", cuact_swiglu_inplace, None)]
     if TRITON_SWIGLU is not None:
         variants.append(("Triton SwiGLU (own)", TRITON_SWIGLU, None))
+
+    def block(make, mode):
+        def run():
+            torch.manual_seed(0)
+            model = make().to("cuda", dtype)
+            if mode is not None:
+                model = compiled(model, mode)
+            try:
+                return measure(_train_step(model, x), args.reps, args.warmup)
+            finally:
+                del model
+                _free()
+        return run
+
     for label, gate, mode in variants:
-        torch.manual_seed(0)
-        model = GatedMLP(2048, 5632, gate).to("cuda", dtype)
-        if mode is not None:
-            model = compiled(model, mode)
-        table.add(name, label, *measure(_train_step(model, x), args.reps, args.warmup))
-        del model
-        _free()
+        table.attempt(name, label, block(lambda gate=gate: GatedMLP(2048, 5632, gate), mode))
     name = f"MLP bias+gelu {tokens}x2048->8192 fwd+bwd"
     for label, fused, mode in [("torch eager", False, None), ("torch.compile", False, "auto"),
                                ("cuact eager", True, None), ("cuact compile", True, "auto"),
                                ("cuact compile (kernel mode)", True, "kernel")]:
-        torch.manual_seed(0)
-        model = BiasGeluMLP(2048, 8192, fused).to("cuda", dtype)
-        if mode is not None:
-            model = compiled(model, mode)
-        table.add(name, label, *measure(_train_step(model, x), args.reps, args.warmup))
-        del model
-        _free()
+        table.attempt(name, label, block(lambda fused=fused: BiasGeluMLP(2048, 8192, fused), mode))
     cuact_torch.compile_mode("auto")
     del x
     _free()
@@ -318,8 +375,10 @@ def run_llama(table, args):
     if TRITON_SWIGLU is not None:
         variants.append(("Triton SwiGLU (own)", TRITON_SWIGLU, None))
     name = "Llama 8x(2048/5632) bf16 8x1024 fwd+bwd+AdamW"
-    for label, gate, mode in variants:
+
+    def run(gate, mode):
         modeling_llama.LlamaMLP.forward = original if gate is None else patched(gate)
+        model = optimizer = None
         try:
             torch.manual_seed(0)
             with torch.device("cuda"):  # random init on the GPU: seconds, not a minute
@@ -337,69 +396,92 @@ def run_llama(table, args):
                 optimizer.step()
                 optimizer.zero_grad(set_to_none=True)
 
-            table.add(name, label, *measure(step, args.llama_reps, args.warmup))
+            return measure(step, args.llama_reps, args.warmup)
         finally:
             modeling_llama.LlamaMLP.forward = original
-        del model, optimizer
-        _free()
+            del model, optimizer
+            _free()
+
+    for label, gate, mode in variants:
+        table.attempt(name, label, lambda gate=gate, mode=mode: run(gate, mode))
     cuact_torch.compile_mode("auto")
 
 
 # ---- 4. per-call overhead ----
 
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _aten_backward(name):
+    """torch's own backward op of `name`, (grad, x) -> dx, as its autograd calls it."""
+    aten = torch.ops.aten
+    return {"relu": lambda g, x: aten.threshold_backward(g, x, 0),
+            "gelu": lambda g, x: aten.gelu_backward(g, x),
+            "silu": lambda g, x: aten.silu_backward(g, x),
+            "selu": lambda g, x: aten.elu_backward(g, _SELU_ALPHA, _SELU_SCALE, 1.0, False, x)}[name]
+
+
 def run_overhead(table, args):
-    calls = 200 if args.quick else 1000
-    pairs = [("relu", torch.relu), ("gelu", F.gelu), ("silu", F.silu)]
-    for n in (1 << 10, 1 << 20):
-        for dtype in (torch.float32, torch.bfloat16):
-            for name, torch_op in pairs:
-                if not hasattr(ops, name):
-                    continue
-                cuact_op = getattr(ops, name)
-                x = torch.randn(n, device="cuda", dtype=dtype)
-                xg = x.clone().requires_grad_()
-                label = f"per call {name} {n // 1024}K {str(dtype)[6:]}"
-                with torch.no_grad():
-                    table.add(label + " eager", "torch eager", host_us(lambda: torch_op(x), calls), "us")
-                    table.add(label + " eager", "cuact eager", host_us(lambda: cuact_op(x), calls), "us")
-                table.add(label + " fwd+bwd", "torch eager",
-                          host_us(lambda: torch_op(xg).sum().backward(), calls), "us")
-                table.add(label + " fwd+bwd", "cuact eager",
-                          host_us(lambda: cuact_op(xg).sum().backward(), calls), "us")
-                # where the time goes: a dense gradient (no expanded grad to copy), the backward
-                # op alone
-                g = torch.randn_like(x)
-                table.add(label + " fwd+bwd, dense grad", "torch eager",
-                          host_us(lambda: torch_op(xg).backward(g), calls), "us")
-                table.add(label + " fwd+bwd, dense grad", "cuact eager",
-                          host_us(lambda: cuact_op(xg).backward(g), calls), "us")
-                aten_backward = {"relu": lambda: torch.ops.aten.threshold_backward(g, x, 0),
-                                 "gelu": lambda: torch.ops.aten.gelu_backward(g, x),
-                                 "silu": lambda: torch.ops.aten.silu_backward(g, x)}[name]
-                table.add(label + " backward op", "torch eager", host_us(aten_backward, calls), "us")
-                cuact_backward = getattr(ops, name + "_backward")
-                table.add(label + " backward op", "cuact eager",
-                          host_us(lambda: cuact_backward(g, x), calls), "us")
-                del x, xg, g
+    calls = 200 if args.quick else 500
+    pairs = [("relu", torch.relu), ("gelu", F.gelu), ("silu", F.silu), ("selu", F.selu)]
+    n = 1 << 10
+    for dtype in (torch.float32, torch.bfloat16):
+        for name, torch_op in pairs:
+            if not hasattr(ops, name):
+                continue
+            cuact_op = getattr(ops, name).default  # what cuact_torch.functional calls
+            functional_op = getattr(cuact_torch.functional, name)
+            x = torch.randn(n, device="cuda", dtype=dtype)
+            xg = x.clone().requires_grad_()
+            g = torch.randn_like(x)
+            expanded = torch.ones((), device="cuda", dtype=dtype).expand(n)  # what sum() hands back
+            torch_bwd, cuact_bwd = _aten_backward(name), getattr(ops, name + "_backward").default
+            label = f"{name} {str(dtype)[6:]}"
+
+            def pair(row, torch_fn, cuact_fn, **more):
+                table.attempt(f"{label} {row}", "torch", lambda: host_us(torch_fn, calls), "us")
+                table.attempt(f"{label} {row}", "cuact", lambda: host_us(cuact_fn, calls), "us")
+                for variant, fn in more.items():
+                    table.attempt(f"{label} {row}", variant, lambda fn=fn: host_us(fn, calls), "us")
+
+            with torch.no_grad():
+                pair("eager fwd", lambda: torch_op(x), lambda: cuact_op(x),
+                     functional=lambda: functional_op(x))
+            pair("fwd with grad (no bwd)", lambda: torch_op(xg), lambda: cuact_op(xg))
+            pair("fwd+bwd op(x).sum().backward()", lambda: torch_op(xg).sum().backward(),
+                 lambda: cuact_op(xg).sum().backward())
+            pair("fwd+bwd autograd.grad(op(x).sum(), x)",
+                 lambda: torch.autograd.grad(torch_op(xg).sum(), xg),
+                 lambda: torch.autograd.grad(cuact_op(xg).sum(), xg))
+            pair("fwd+bwd op(x).backward(dense g)", lambda: torch_op(xg).backward(g),
+                 lambda: cuact_op(xg).backward(g))
+            pair("backward op, expanded g", lambda: torch_bwd(expanded, x),
+                 lambda: cuact_bwd(expanded, x))
+            pair("backward op, dense g", lambda: torch_bwd(g, x), lambda: cuact_bwd(g, x))
+            del x, xg, g, expanded
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="smaller chain and MLP, fewer reps")
     parser.add_argument("--reps", type=int)
-    parser.add_argument("--only", default="chain,mlp,llama,overhead")
+    parser.add_argument("--only", default="overhead,chain,mlp,llama")
+    parser.add_argument("--budget-s", type=float, default=230.0,
+                        help="skip the variants left after this many seconds (0: no limit)")
     parser.add_argument("--json")
     args = parser.parse_args()
-    args.reps = args.reps or (10 if args.quick else 30)
-    args.llama_reps = args.reps if args.quick else 20
-    args.warmup = 3 if args.quick else 5
+    args.reps = args.reps or (10 if args.quick else 20)
+    args.llama_reps = 10
+    args.warmup = 3
     only = args.only.split(",")
     print(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}, cuact_torch from "
-          f"{cuact_torch.LOADED_FROM}, medians of {args.reps} steps after {args.warmup} warm-up "
-          f"({'--quick' if args.quick else 'full'})", flush=True)
-    table = Table()
-    for key, fn in (("chain", run_chain), ("mlp", run_mlp), ("llama", run_llama),
-                    ("overhead", run_overhead)):
+          f"{cuact_torch.LOADED_FROM}, medians of {args.reps} steps ({args.llama_reps} for Llama) "
+          f"after {args.warmup} warm-up ({'--quick' if args.quick else 'full'})", flush=True)
+    table = Table(args.budget_s or None)
+    # the per-call rows first: they are short, and --budget-s then cuts the compiled programs
+    for key, fn in (("overhead", run_overhead), ("chain", run_chain), ("mlp", run_mlp),
+                    ("llama", run_llama)):
         if key in only:
             start = time.perf_counter()
             try:
@@ -407,12 +489,16 @@ def main():
             except Exception as error:  # the other programs still run
                 print(f"  {key}: failed: {type(error).__name__}: {str(error)[:300]}", flush=True)
             print(f"  [{key}: {time.perf_counter() - start:.0f} s]", flush=True)
+    print(f"  [total: {time.perf_counter() - table.start:.0f} s]")
     print()
     print(table.markdown())
+    print()
+    print(table.overhead_markdown())
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
-                       "quick": args.quick, "rows": table.rows}, f, indent=1)
+                       "quick": args.quick, "rows": table.rows, "skipped": table.skipped,
+                       "seconds": time.perf_counter() - table.start}, f, indent=1)
     return 0
 
 

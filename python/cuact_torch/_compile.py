@@ -181,6 +181,68 @@ def _cast_backward(name):
     return backward
 
 
+# ---- gates: (forward, (da, db)) of gate(a, b, *params), in opmath ----
+
+def _swiglu_clamped(a, b, alpha=1.702, limit=7.0):
+    x = a.clamp(max=limit)
+    return x * torch.sigmoid(alpha * x) * (b.clamp(min=-limit, max=limit) + 1)
+
+
+def _swiglu_clamped_grad(g, a, b, alpha=1.702, limit=7.0):
+    # 1 - s as sigmoid(-alpha x): the subtraction cancels where alpha x >> 0
+    x = a.clamp(max=limit)
+    s, c = torch.sigmoid(alpha * x), torch.sigmoid(-alpha * x)
+    y = x * s
+    up = b.clamp(min=-limit, max=limit) + 1
+    da = _where(a <= limit, g * up * (s + alpha * y * c))
+    db = _where((b >= -limit) & (b <= limit), g * y)
+    return da, db
+
+
+_GATES = {"gated_swiglu_clamped": (_swiglu_clamped, _swiglu_clamped_grad)}
+
+
+def _gate(name):
+    def forward(a, b, *params):
+        return _GATES[name][0](_opmath(a), _opmath(b), *params).to(a.dtype)
+    return forward
+
+
+def _gate_backward(name):
+    def backward(grad, a, b, *params):
+        da, db = _GATES[name][1](_opmath(grad), _opmath(a), _opmath(b), *params)
+        return da.to(a.dtype), db.to(a.dtype)
+    return backward
+
+
+def _gate_packed(name):
+    def forward(ab, *params, activate_first=True):
+        a, b = _halves(ab, activate_first)
+        return _GATES[name][0](a, b, *params).to(ab.dtype).contiguous()
+    return forward
+
+
+def _gate_packed_backward(name):
+    def backward(grad, ab, *params, activate_first=True):
+        a, b = _halves(ab, activate_first)
+        da, db = _GATES[name][1](_opmath(grad), a, b, *params)
+        parts = [da, db] if activate_first else [db, da]
+        return torch.cat(parts, dim=-1).to(ab.dtype)
+    return backward
+
+
+def _gate_candidates(gates):
+    """(op name, decomposition) for the gate families of this build with a formula in _GATES."""
+    out = []
+    for name in gates:
+        if name not in _GATES:
+            continue
+        out += [(name, _gate(name)), (name + "_packed", _gate_packed(name)),
+                (name + "_backward", _gate_backward(name)),
+                (name + "_packed_backward", _gate_packed_backward(name))]
+    return out
+
+
 # ---- the mode ----
 
 def _family_of(op_name):
@@ -292,7 +354,11 @@ def _candidates(families, fused):
 
 def _register_into(table):
     from . import FAMILIES, FUSED
-    for name, fn in _candidates(FAMILIES, FUSED):
+    from ._fakes import discover_gates
+    candidates = _candidates(FAMILIES, FUSED)
+    candidates += [(n, fn) for n, fn in _gate_candidates(discover_gates("cuact"))
+                   if hasattr(torch.ops.cuact, n)]
+    for name, fn in candidates:
         op = getattr(torch.ops.cuact, name).default
         _registered[name] = op
         _decompositions[name] = _guarded(name, fn)
@@ -319,7 +385,7 @@ def _sync():
 
 def install():
     """Puts the decompositions into inductor's table (once). Importing inductor costs a second or
-    more, so cuact_torch's import leaves it to the first torch.compile (see _hook)."""
+    more, so cuact_torch's import leaves it to the first torch.compile (see hook)."""
     if _installed["done"]:
         return
     import importlib
@@ -330,39 +396,11 @@ def install():
     _register_into(inductor_decomposition.decompositions)
 
 
-class _AfterImport:
-    """Runs install() right after torch._inductor.decomposition is first imported, so that
-    `import cuact_torch` does not import inductor itself."""
-    target = "torch._inductor.decomposition"
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname != self.target:
-            return None
-        sys.meta_path.remove(self)
-        import importlib.util
-        spec = importlib.util.find_spec(fullname)
-        if spec is None or spec.loader is None:
-            return spec
-        loader = spec.loader
-        original = loader.exec_module
-
-        def exec_module(module):
-            original(module)
-            try:
-                install()
-            except Exception as error:  # a compile without cuact's decompositions still works
-                import warnings
-                warnings.warn(f"cuact_torch: decompositions for torch.compile not installed: {error!r}")
-        loader.exec_module = exec_module
-        return spec
-
-
 def hook():
-    """Installs now if inductor's decompositions are loaded, else right after they load."""
-    if "torch._inductor.decomposition" in sys.modules:
-        install()
-    elif not any(isinstance(f, _AfterImport) for f in sys.meta_path):
-        sys.meta_path.insert(0, _AfterImport())
+    """Installs now if inductor's decompositions are loaded, else right after they load, so that
+    `import cuact_torch` does not import inductor itself."""
+    from ._hooks import after_import
+    after_import("torch._inductor.decomposition", install, "decompositions for torch.compile")
 
 
 hook()

@@ -253,6 +253,43 @@ def register_fused_fakes(namespace, names=None):
     return list(names)
 
 
+def discover_gates(namespace):
+    """Names of the gate families in `namespace` (NAME and NAME_packed, as CUACT_TORCH_GATE_OPS
+    defines them; not an activation's gated_NAME, which has bias_NAME beside it)."""
+    if namespace == "cuact":
+        return torch.ops.cuact._gates().split(",") if _op_exists("cuact", "_gates") else []
+    names = []
+    prefix = namespace + "::"
+    for qualname in torch._C._dispatch_get_all_op_names():
+        if qualname.startswith(prefix) and qualname.endswith("_packed") and "." not in qualname:
+            name = qualname[len(prefix):-len("_packed")]
+            fused = name.startswith("gated_") and _op_exists(namespace, "bias_" + name[len("gated_"):])
+            if _op_exists(namespace, name) and not fused:
+                names.append(name)
+    return sorted(names)
+
+
+def register_gate_fakes(namespace, names=None):
+    """Registers fakes for the gate families `names` (default: all found) of `namespace`: NAME,
+    NAME_packed and, where defined, NAME_backward, NAME_backward_ and NAME_packed_backward
+    (include/cuact/torch_fused.cuh: CUACT_TORCH_GATE_OPS; the gated ops' layout rules). Returns
+    the names."""
+    if names is None:
+        names = discover_gates(namespace)
+    elif isinstance(names, str):
+        names = [names]
+    for name in names:
+        qual = f"{namespace}::{name}"
+        fakes = [(qual, _fake_gated(qual)), (qual + "_packed", _fake_packed(qual + "_packed"))]
+        if _op_exists(namespace, name + "_backward"):
+            fakes += [(qual + "_backward", _fake_gated_backward(qual + "_backward")),
+                      (qual + "_packed_backward", _fake_packed_backward(qual + "_packed_backward"))]
+        if _op_exists(namespace, name + "_backward_"):
+            fakes.append((qual + "_backward_", _fake_inplace))
+        _register(fakes)
+    return list(names)
+
+
 def _fake_relu_mask(x):
     words = (x.numel() + 31) // 32  # cuact::relu_mask_words
     return x.new_empty(x.shape), x.new_empty((words,), dtype=torch.int32)
@@ -277,12 +314,14 @@ def register_fakes(namespace, names=None):
     """Registers fakes for the op families `names` (default: all found) of `namespace`, and for
     the fused ops of those names (default: all found) where they exist.
 
-    For families defined in C++ with CUACT_TORCH_OP_FAMILY and fused ops defined with
-    CUACT_TORCH_FUSED_OPS; call once after loading the library. Returns the family names.
+    For families defined in C++ with CUACT_TORCH_OP_FAMILY, fused ops defined with
+    CUACT_TORCH_FUSED_OPS and (with no names) gate families defined with CUACT_TORCH_GATE_OPS;
+    call once after loading the library. Returns the family names.
     """
     if names is None:
         names = discover(namespace)
         register_fused_fakes(namespace)
+        register_gate_fakes(namespace)
         register_mask_fakes(namespace)
     else:
         names = [names] if isinstance(names, str) else list(names)

@@ -42,10 +42,10 @@ def relu(x, save_mask=False):
 
 class _GatedInplace(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, a, b, name):
-        ctx.name = name
+    def forward(ctx, a, b, name, params):
+        ctx.name, ctx.params = name, params
         ctx.save_for_backward(a, b)
-        return getattr(_ops, "gated_" + name)(a, b)
+        return getattr(_ops, "gated_" + name)(a, b, *params)
 
     @staticmethod
     def backward(ctx, grad):
@@ -54,15 +54,19 @@ class _GatedInplace(torch.autograd.Function):
             grad = grad.contiguous()  # e.g. the expanded gradient of a sum
         if torch.compiler.is_compiling() or not (a.is_contiguous() and b.is_contiguous()):
             # functional under torch.compile (inductor plans the buffers) and for odd layouts
-            da, db = getattr(_ops, "gated_%s_backward" % ctx.name)(grad, a, b)
-            return da, db, None
+            da, db = getattr(_ops, "gated_%s_backward" % ctx.name)(grad, a, b, *ctx.params)
+            return da, db, None, None
         a, b = a.detach(), b.detach()
-        getattr(_ops, "gated_%s_backward_" % ctx.name)(grad, a, b)  # a and b are dead by contract
-        return a, b, None
+        # a and b are dead by contract
+        getattr(_ops, "gated_%s_backward_" % ctx.name)(grad, a, b, *ctx.params)
+        return a, b, None, None
 
 
-def gated(a, b, name="silu", inplace_backward=False):
-    """act(a) * b with cuact's fused op; inplace_backward=True: see the module comment."""
+def gated(a, b, name="silu", inplace_backward=False, params=()):
+    """act(a) * b with cuact's fused op gated_<name> (a gate family too: name "swiglu_clamped"
+    is gated_swiglu_clamped, params its (alpha, limit)); inplace_backward=True: see the module
+    comment."""
+    params = tuple(params)
     if inplace_backward and torch.is_grad_enabled() and (a.requires_grad or b.requires_grad):
-        return _GatedInplace.apply(a, b, name)
-    return getattr(_ops, "gated_" + name)(a, b)
+        return _GatedInplace.apply(a, b, name, params)
+    return getattr(_ops, "gated_" + name)(a, b, *params)

@@ -27,7 +27,8 @@ class CompileError(RuntimeError):
         self.log, self.part, self.line, self.column = log, part, line, column
 
 
-def _candidates_nvrtc():
+def _candidate_files_nvrtc():
+    """libnvrtc files in the order nvrtc() tries them: torch's, pip's beside it, the toolkit's."""
     names = []
     try:
         import torch
@@ -40,9 +41,18 @@ def _candidates_nvrtc():
         pass
     home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
     names += sorted(glob.glob(os.path.join(home, "lib64", "libnvrtc.so*")))
-    names += ["libnvrtc.so", ctypes.util.find_library("nvrtc")]
-    return [n for n in names if n and "builtins" not in os.path.basename(n)
+    return [n for n in names if "builtins" not in os.path.basename(n)
             and "alt" not in os.path.basename(n)]
+
+
+def _candidates_nvrtc():
+    """The files, then names for the loader's search. ctypes.util.find_library runs ldconfig, so
+    it comes last and only when no file loaded: a warm start never reaches it."""
+    yield from _candidate_files_nvrtc()
+    yield "libnvrtc.so"
+    found = ctypes.util.find_library("nvrtc")
+    if found:
+        yield found
 
 
 _nvrtc = None
@@ -80,7 +90,7 @@ def nvrtc_file():
     """The libnvrtc file nvrtc() loads first, without loading it (None: none)."""
     if not _nvrtc_file:
         found = None
-        for name in _candidates_nvrtc():
+        for name in _candidate_files_nvrtc():
             if os.path.isabs(name) and os.path.isfile(name):
                 found = os.path.realpath(name)
                 break
@@ -164,15 +174,21 @@ def cache_dir():
     return root
 
 
+_stamps = {}
+
+
 def _headers_stamp(include_dir):
     """Sizes and mtimes of cuact's headers: a checkout's edits make new keys (cheaper than hashing
-    the contents on every warm start)."""
+    the contents on every warm start). Once per process and directory."""
+    if include_dir in _stamps:
+        return _stamps[include_dir]
     parts = []
     for directory, _, names in os.walk(os.path.join(include_dir, "cuact")):
         for n in sorted(names):
             st = os.stat(os.path.join(directory, n))
             parts.append(f"{n}:{st.st_size}:{st.st_mtime_ns}")
-    return "|".join(sorted(parts))
+    _stamps[include_dir] = "|".join(sorted(parts))
+    return _stamps[include_dir]
 
 
 def cache_key(source, arch, include_dir, version):

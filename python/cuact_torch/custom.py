@@ -122,12 +122,17 @@ def _activation_load_inline(name, forward, derivative=None, derivative_from_outp
 
 # ---- the NVRTC path ---------------------------------------------------------------------------
 # One source per (group, dtype), compiled on first use: "forward" (the forward; in place and out
-# reuse it), "backward", "fused" (gated and bias, forward and backward), "cast_<dtype>".
+# reuse it), "backward", "fused" (gated and bias), "fused_backward" (their backwards), "cast" and
+# "quantize" (per output dtype). Each module holds only the kernels of its group, at the one
+# vector width its launches use.
 
 _CTYPE = {}  # torch dtype -> (C++ type, vector width): 16-byte vectors as cuact's auto_width
 _THREADS = int(os.environ.get("CUACT_TORCH_JIT_THREADS", "128"))  # cuact's threads_per_block
 _VECTORS = int(os.environ.get("CUACT_TORCH_JIT_VECTORS", "0"))  # 0: CUACT_MAX_LOAD_BYTES_PER_THREAD's
 _BLOCKS_PER_SM = int(os.environ.get("CUACT_TORCH_JIT_BLOCKS_PER_SM", "0"))  # 0: one pass, no cap
+# A quantize grid of 4 x this many blocks or more runs a quarter of them, each over four times
+# the elements, as fused_dispatch.cuh's quantize_launch_shape does (quantize_min_blocks).
+_QUANTIZE_MIN_BLOCKS = 8192
 _families = {}  # (namespace, name) -> _Family
 _libraries = {}  # namespace -> torch.library.Library (kept alive: dropping it removes the ops)
 
@@ -196,17 +201,19 @@ class _Family:
             lines.append("  }")
         return "\n".join(lines), starts
 
-    def _prelude(self, fused):
-        head = ["#include <cuact/activation.cuh>", "#include <cuact/elementwise.cuh>"]
-        if fused:
+    def _prelude(self, group):
+        head = ["#include <cuact/rtc.cuh>"]  # first: it sets CCCL up for NVRTC
+        if group in ("fused", "fused_backward", "quantize"):
             head.append("#include <cuact/fused.cuh>")
+        if group == "quantize":
+            head.append("#include <cuact/detail/kernels/quantize.cuh>")
         head += ["using cuda::std::size_t;", "struct user_activation {"]
         return head
 
     def source(self, group, dtype, out_dtype=None):
         """The full source of one group for one dtype; functor at the lines part_lines names."""
         ctype, width = _ctypes_of()[dtype]
-        lines = self._prelude(group == "fused")
+        lines = self._prelude(group)
         self.functor_line = len(lines)  # 0-based index of the functor's first line
         lines += self.functor.split("\n")
         lines += ["};", f"using T = {ctype};"]
@@ -255,6 +262,7 @@ class _Family:
             lines += rows("cuact_bias", "cuact::bias_op<user_activation, T>", ["x", "bias"],
                           "out[i] = T(op(float(x[i]), float(bias[i % cols])));" if ctype in (
                               "__half", "__nv_bfloat16") else "out[i] = op(x[i], bias[i % cols]);")
+        elif group == "fused_backward":
             if self.has_gradient:
                 lines += elementwise("cuact_gated_backward",
                                      "cuact::gated_gradient_op<user_activation, T>",
@@ -270,6 +278,21 @@ class _Family:
             lines += [f"using U = {uctype};"]
             lines += elementwise("cuact_cast", "cuact::forward_op<user_activation, U>",
                                  [("U", "out")], [("T", "x")], width_=w)
+        elif group == "quantize":  # kernels/quantize.cuh: quantize_block, amax folded per block
+            uctype, uwidth = _ctypes_of()[out_dtype]
+            w = min(width, uwidth)
+            lines += [
+                f"using U = {uctype};",
+                'extern "C" __global__ void cuact_quantize(U* out, const T* x, '
+                f"{split}, float* amax, const float* scale{sig}) {{",
+                f"  {make}",
+                "  using op_t = cuact::detail::amax_op<user_activation, U>;",
+                f"  using params_t = cuact::elementwise_params<op_t, {w}, "
+                "cuact::detail::type_list<U>, cuact::detail::type_list<T>>;",
+                "  const cuact::detail::quantize_params<params_t> q{params_t{{out}, {x}, head, "
+                "vectors, tail, k, op_t{{}, act, 1.0f, nullptr}}, amax, scale};",
+                "  cuact::detail::quantize_block(q, cuact::detail::global_memory_access{});",
+                "}"]
         return "\n".join(lines) + "\n"
 
     @property
@@ -320,8 +343,9 @@ class _Family:
                                    f"not compile: {message}\n\nNVRTC log:\n" + log, log)
 
     # -- launch ------------------------------------------------------------------------------
-    def run(self, group, kernel, outs, ins, params, out_dtype=None):
-        """An elementwise kernel over flat tensors of the same numel (outs, then ins)."""
+    def run(self, group, kernel, outs, ins, params, out_dtype=None, extra=()):
+        """An elementwise kernel over flat tensors of the same numel (outs, then ins); `extra`:
+        pointers the kernel takes after the split, before the parameters (quantize's amax, scale)."""
         first = ins[0]
         n = first.numel()
         if n == 0:
@@ -345,21 +369,24 @@ class _Family:
         k = min(k, _VECTORS) if _VECTORS else k
         work = max(-(-vectors // k), head + tail)
         blocks = max(1, min(-(-work // _THREADS), 2 ** 31 - 1))
+        if group == "quantize" and blocks >= 4 * _QUANTIZE_MIN_BLOCKS:
+            blocks = -(-blocks // 4)  # each block ends in a reduction and an atomicMax
         if _BLOCKS_PER_SM:
             sms = torch.cuda.get_device_properties(first.device).multi_processor_count
             blocks = min(blocks, _BLOCKS_PER_SM * sms)
         args = [ctypes.c_void_p(p) for p in pointers]
         args += [ctypes.c_size_t(head), ctypes.c_size_t(vectors), ctypes.c_size_t(tail),
                  ctypes.c_uint(k)]
+        args += [ctypes.c_void_p(t.data_ptr()) for t in extra]
         args += [ctypes.c_double(float(v)) for v in params]
         mod.launch(kernel, blocks, _THREADS, torch.cuda.current_stream(first.device).cuda_stream,
                    args)
 
-    def run_rows(self, kernel, out, ins, cols, params):
+    def run_rows(self, group, kernel, out, ins, cols, params):
         n = out.numel()
         if n == 0:
             return
-        mod = self.module("fused", out.dtype, out.device.index)
+        mod = self.module(group, out.dtype, out.device.index)
         blocks = max(1, min(-(-n // _THREADS), 65535 * 32))
         args = [ctypes.c_void_p(t.data_ptr()) for t in (out, *ins)]
         args += [ctypes.c_size_t(n), ctypes.c_size_t(cols)]
@@ -523,7 +550,7 @@ def _register_fused(family, lib, schema, params):
     def gated_backward(dy, a, b, *p):
         a, b, dy = a.contiguous(), b.contiguous(), dy.contiguous()
         da, db = torch.empty_like(a), torch.empty_like(b)
-        family.run("fused", "cuact_gated_backward", [da, db], [a, b, dy], p_of(p))
+        family.run("fused_backward", "cuact_gated_backward", [da, db], [a, b, dy], p_of(p))
         return da, db
 
     def halves(ab, activate_first):
@@ -543,13 +570,13 @@ def _register_fused(family, lib, schema, params):
                      lambda: f"{ns}::bias_{name}: bias must be 1-D of x's last dim and dtype")
         x, bias_ = x.contiguous(), bias_.contiguous()
         out = torch.empty_like(x)
-        family.run_rows("cuact_bias", out, [x, bias_], x.shape[-1], p_of(p))
+        family.run_rows("fused", "cuact_bias", out, [x, bias_], x.shape[-1], p_of(p))
         return out
 
     def bias_backward(dy, x, bias_, *p):
         x, bias_, dy = x.contiguous(), bias_.contiguous(), dy.contiguous()
         dx = torch.empty_like(x)
-        family.run_rows("cuact_bias_backward", dx, [x, bias_, dy], x.shape[-1],
+        family.run_rows("fused_backward", "cuact_bias_backward", dx, [x, bias_, dy], x.shape[-1],
                         p_of(p))
         return dx, dx.reshape(-1, x.shape[-1]).sum(0, dtype=torch.float32).to(x.dtype) \
             if x.dtype != torch.float64 else dx.reshape(-1, x.shape[-1]).sum(0)
@@ -564,14 +591,46 @@ def _register_fused(family, lib, schema, params):
             family.run("cast", "cuact_cast", [out], [x], p_of(p), out_dtype=dtype)
         return out
 
+    quantize_qual = f"{ns}::quantize_{name}"
+
+    def quantize(x, *p, scale, dtype=None):
+        """(saturate(act(x) * scale) as fp8, max |act(x)| as a 0-dim float32), the scale read on
+        the device: the built-in quantize_NAME's contract (torch_fused.cuh), checks included."""
+        _check_input(x, quantize_qual, "x")
+        torch._check(scale.device == x.device,
+                     lambda: f"{quantize_qual}: expected all tensors on the same device, but x is "
+                     f"on {x.device} and scale on {scale.device}")
+        torch._check(scale.dtype == torch.float32 and scale.numel() == 1,
+                     lambda: f"{quantize_qual}: expected scale a float32 tensor of one element, "
+                     f"got {scale.dtype} of size {list(scale.shape)}")
+        target = torch.float8_e4m3fn if dtype is None else dtype
+        torch._check(target in (torch.float8_e4m3fn, torch.float8_e5m2),
+                     lambda: f"{quantize_qual}: expected dtype float8_e4m3fn or float8_e5m2, got "
+                     f"{target} (other dtypes come from {ns}::cast_{name})")
+        xd = _dense(x)
+        out = torch.empty_like(xd, dtype=target)
+        amax = torch.zeros((), dtype=torch.float32, device=x.device)  # the kernel folds into it
+        family.run("quantize", "cuact_quantize", [out], [xd], p_of(p), out_dtype=target,
+                   extra=[amax, scale])
+        return out, amax
+
+    def quantize_autograd(x, *p, scale, dtype=None):
+        # not differentiable, as the built-in: the results never require grad
+        with torch._C._AutoDispatchBelowADInplaceOrView():
+            return getattr(ops, f"quantize_{name}")(x, *p, scale=scale, dtype=dtype)
+
     lib.define(f"gated_{name}(Tensor a, Tensor b{schema}) -> Tensor")
     lib.define(f"gated_{name}_packed(Tensor ab{schema}, *, bool activate_first=True) -> Tensor")
     lib.define(f"bias_{name}(Tensor self, Tensor bias{schema}) -> Tensor")
     lib.define(f"cast_{name}(Tensor self{schema}, *, ScalarType dtype) -> Tensor")
+    lib.define(f"quantize_{name}(Tensor x{schema}, *, Tensor scale, ScalarType? dtype=None) "
+               "-> (Tensor, Tensor)")
     lib.impl(f"gated_{name}", gated, "CUDA")
     lib.impl(f"gated_{name}_packed", gated_packed, "CUDA")
     lib.impl(f"bias_{name}", bias, "CUDA")
     lib.impl(f"cast_{name}", cast, "CUDA")
+    lib.impl(f"quantize_{name}", quantize, "CUDA")
+    lib.impl(f"quantize_{name}", quantize_autograd, "Autograd")
     torch.library.register_fake(f"{ns}::gated_{name}", lambda a, b, *p: torch.empty_like(
         a, memory_format=torch.contiguous_format), lib=lib)
     torch.library.register_fake(
@@ -581,6 +640,8 @@ def _register_fused(family, lib, schema, params):
         x, memory_format=torch.contiguous_format), lib=lib)
     torch.library.register_fake(f"{ns}::cast_{name}", lambda x, *p, dtype: _fakes._empty_output(
         x, dtype), lib=lib)
+    torch.library.register_fake(quantize_qual, _fakes._fake_quantize(
+        quantize_qual, f"{ns}::cast_{name}"), lib=lib)
     if not family.has_gradient:
         return
     lib.define(f"gated_{name}_backward(Tensor grad_output, Tensor a, Tensor b{schema}) "
@@ -665,8 +726,9 @@ def activation(name, forward, derivative=None, derivative_from_output=None, para
         these defaults (schema `float alpha=1.0`).
     heavy: the cost hint (True for tens of instructions per element); None: cuact's default.
     fused: also define gated_NAME(a, b) = act(a) * b, gated_NAME_packed(ab, activate_first=True),
-        bias_NAME(x, bias) = act(x + bias), cast_NAME(x, dtype=...), and with a derivative the
-        _backward ops and autograd.
+        bias_NAME(x, bias) = act(x + bias), cast_NAME(x, dtype=...), quantize_NAME(x, scale=...,
+        dtype=None) -> (fp8, amax) (not differentiable), and with a derivative the _backward ops
+        and autograd.
 
     NVRTC compiles each kernel for the current GPU on first use, per dtype; the forward for `dtype`
     (None: none) at once, so a bad expression raises here (cuact_torch.CompileError with NVRTC's

@@ -3,7 +3,8 @@
 Rules, for each mesh dimension (DTensor expands them over the mesh):
 - unary ops (forward, in place, backward, backward_from_output, cast and its backward): any
   Replicate or Shard(d), the result placed as the input (elementwise: no communication);
-- gated ops and their backwards: a, b (and grad) sharded alike;
+- gated ops and their backwards (gate families such as gated_swiglu_clamped too): a, b (and
+  grad) sharded alike;
 - packed gated ops: Shard(d) for any d but the last; under Shard(last) each rank would hold a
   slice of [a | b] that is not its own [a_i | b_i], so the op refuses with a message (shard a and
   b separately, e.g. two column-parallel linears, and use gated_NAME);
@@ -12,10 +13,14 @@ Rules, for each mesh dimension (DTensor expands them over the mesh):
   over the ranks' rows), reduced where DTensor needs it;
 - quantize ops: amax is a maximum over the whole tensor, so they take replicated x only and
   refuse any sharding with a message.
+
+Importing DTensor costs more than the rest of `import cuact_torch`, so the rules are registered
+when the program imports torch.distributed.tensor (hook(); at once if it already has), or by an
+explicit register().
 """
 import torch
 
-__all__ = ["register", "REGISTERED"]
+__all__ = ["register", "hook", "REGISTERED"]
 
 REGISTERED = []  # the op overloads with rules
 
@@ -139,6 +144,10 @@ def register():
                   ("bias_" + n, _bias(False)), ("bias_" + n + "_backward", _bias(True)),
                   ("cast_" + n, _elementwise(1)), ("cast_" + n + "_backward", _elementwise(1)),
                   ("quantize_" + n, _quantize("quantize_" + n))]
+    for g in _fakes.discover_gates("cuact"):  # gate families: the gated ops' rules
+        p = g + "_packed"
+        rules += [(g, _elementwise(1)), (g + "_backward", _elementwise(2)),
+                  (p, _packed(1, p)), (p + "_backward", _packed(1, p + "_backward"))]
     for name, rule in rules:
         op = _overload(name)
         if op is None:
@@ -149,3 +158,10 @@ def register():
         except Exception:  # an op DTensor cannot take a rule for: left without one
             pass
     return REGISTERED
+
+
+def hook():
+    """Registers the rules now if torch.distributed.tensor is imported, else right after its
+    first import (a DTensor cannot exist before it)."""
+    from ._hooks import after_import
+    after_import("torch.distributed.tensor", register, "DTensor sharding rules")

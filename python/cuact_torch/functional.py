@@ -13,33 +13,55 @@ torch's). Any other name (F.softmax, F.prelu, ...) is torch.nn.functional's.
 import torch
 import torch.nn.functional as _F
 
+from . import _fakes
+
 _DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 _ops = torch.ops.cuact
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_",
            "celu", "celu_", "gelu", "silu", "mish", "hardswish", "hardsigmoid", "hardtanh",
            "hardtanh_", "softplus", "threshold", "threshold_", "sigmoid", "tanh", "logsigmoid",
-           "softsign", "tanhshrink", "softshrink", "hardshrink", "glu"]
+           "softsign", "tanhshrink", "softshrink", "hardshrink", "glu", "swiglu_clamped",
+           "swiglu_clamped_packed"]
+
+
+def _bind():
+    """{op name: torch.ops.cuact.<name>.default} for the ops these functions call: the overloads
+    themselves, since a packet's call first picks an overload by the arguments. Built once, so
+    that a call (or torch.compile's trace of one) does a plain dict lookup."""
+    names = [n + s for n in _fakes.discover("cuact") for s in ("", "_")]
+    names += ["gated_" + n + s for n in _fakes.discover_fused("cuact") for s in ("", "_packed")]
+    names += [g + s for g in _fakes.discover_gates("cuact") for s in ("", "_packed")]
+    return {n: getattr(_ops, n).default for n in names if hasattr(_ops, n)}
+
+
+_bound = _bind()
 
 
 def _op(name):
-    """torch.ops.cuact.<name>, or None where the library has no such op."""
-    return getattr(_ops, name) if hasattr(_ops, name) else None
+    """torch.ops.cuact.<name>.default, or None where the library has no such op."""
+    return _bound.get(name)
+
+
+def _computes(x):
+    """Whether x is a tensor cuact computes over: CUDA, strided, of a cuact dtype."""
+    return (isinstance(x, torch.Tensor) and x.is_cuda and x.dtype in _DTYPES
+            and x.layout == torch.strided)
 
 
 def _runs(x, name):
     """Whether cuact computes op `name` over x (else torch does)."""
-    return (isinstance(x, torch.Tensor) and x.dtype in _DTYPES and x.layout == torch.strided
-            and x.device.type == "cuda" and hasattr(_ops, name))
+    return _computes(x) and _op(name) is not None
 
 
 def _apply(name, x, params, inplace, fallback):
-    if not _runs(x, name):
+    op = _op(name + "_") if inplace else _op(name)
+    if op is None or not _computes(x):
         return fallback()
     if inplace:
-        getattr(_ops, name + "_")(x, *params)
+        op(x, *params)
         return x
-    return getattr(_ops, name)(x, *params)
+    return op(x, *params)
 
 
 def relu(input, inplace=False):
@@ -185,9 +207,10 @@ def glu(input, dim=-1):
     d = dim + input.dim() if dim < 0 else dim
     if not 0 <= d < input.dim() or input.shape[d] % 2:
         return fallback()  # torch's IndexError or "Halving dimension must be even"
+    op = _op("gated_sigmoid_packed")
     if d == input.dim() - 1:
-        return _ops.gated_sigmoid_packed(input, activate_first=False)
-    return _packed_along(_ops.gated_sigmoid_packed, input, d, (), False)
+        return op(input, activate_first=False)
+    return _packed_along(op, input, d, (), False)
 
 
 def _packed_along(op, ab, d, params, activate_first):
@@ -205,7 +228,8 @@ def _packed_along(op, ab, d, params, activate_first):
 
 def gated(name, a, b, *params):
     """act(a) * b in one pass (cuact.gated_<name>: silu is SwiGLU, gelu / gelu_tanh GeGLU)."""
-    return getattr(_ops, "gated_" + name)(a, b, *params)
+    op = _op("gated_" + name) or getattr(_ops, "gated_" + name)  # AttributeError where absent
+    return op(a, b, *params)
 
 
 def gated_packed(name, ab, *params, dim=-1, activate_first=True):
@@ -222,6 +246,51 @@ def gated_packed(name, ab, *params, dim=-1, activate_first=True):
         raise RuntimeError(f"gated_{name}_packed: halving dimension must be even, but dimension "
                            f"{d} is size {ab.shape[d]}")
     return _packed_along(op, ab, d, params, activate_first)
+
+
+def _swiglu_clamped_reference(a, b, alpha, limit):
+    x = a.clamp(max=limit)
+    return x * torch.sigmoid(alpha * x) * (b.clamp(min=-limit, max=limit) + 1)
+
+
+def swiglu_clamped(a, b, alpha=1.702, limit=7.0):
+    """gpt-oss's clamped SwiGLU in one pass (cuact.gated_swiglu_clamped):
+    x * sigmoid(alpha * x) * (b.clamp(-limit, limit) + 1) with x = a.clamp(max=limit), torch's
+    formula where cuact does not run (CPU tensors, other dtypes)."""
+    if not (_runs(a, "gated_swiglu_clamped") and _runs(b, "gated_swiglu_clamped")):
+        return _swiglu_clamped_reference(a, b, alpha, limit)
+    return _op("gated_swiglu_clamped")(a, b, alpha, limit)
+
+
+def swiglu_clamped_packed(ab, alpha=1.702, limit=7.0, *, dim=-1, interleaved=False):
+    """swiglu_clamped of ab's two halves along dim (a first), or with interleaved=True of its even
+    and odd elements along the last dim (gpt-oss's gate_up: a = ab[..., ::2], b = ab[..., 1::2]).
+    Interleaved: one torch copy makes each row [a | b] (a transpose of its pairs), then the packed
+    op's one pass; the packed op on rows of a single pair would need no copy, but its row walk
+    over one-element rows is far slower than the copy."""
+    if not _runs(ab, "gated_swiglu_clamped_packed"):
+        if interleaved:
+            return _swiglu_clamped_reference(ab[..., ::2], ab[..., 1::2], alpha, limit)
+        a, b = ab.chunk(2, dim=dim)
+        return _swiglu_clamped_reference(a, b, alpha, limit)
+    op = _op("gated_swiglu_clamped_packed")
+    if interleaved:
+        if ab.dim() == 0 or ab.shape[-1] % 2:
+            raise RuntimeError("gated_swiglu_clamped_packed: interleaved pairs need an even last "
+                               f"dimension, got shape {list(ab.shape)}")
+        half = ab.shape[-1] // 2
+        halves = ab.unflatten(-1, (half, 2)).transpose(-1, -2)  # [..., 2, half]: a, then b
+        return op(halves.reshape(*ab.shape[:-1], 2 * half), alpha, limit, activate_first=True)
+    d = dim + ab.dim() if dim < 0 else dim
+    if d == ab.dim() - 1:
+        return op(ab, alpha, limit, activate_first=True)
+    if not 0 <= d < ab.dim():
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ab.dim()}, "
+                         f"{ab.dim() - 1}], but got {dim})")
+    if ab.shape[d] % 2:
+        raise RuntimeError(f"gated_swiglu_clamped_packed: halving dimension must be even, but "
+                           f"dimension {d} is size {ab.shape[d]}")
+    return _packed_along(op, ab, d, (alpha, limit), True)
 
 
 def __getattr__(name):

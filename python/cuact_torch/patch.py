@@ -11,8 +11,12 @@ is replaced by cuact_torch.nn's module, and the gated MLPs get a fused forward:
   down(gated_<act>(gate(x), up(x))): SwiGLU for silu, GeGLU for gelu / gelu tanh;
 - Phi-3 (gate_up_proj, down_proj, activation_fn): down(gated_<act>_packed(gate_up(x)));
 - GPT-2, BERT: their GELU modules (the activation replacement).
-gpt-oss's clamped SwiGLU (GptOssExperts) has no cuact op yet: it keeps its torch expression, and
-the report says so. On a class, the MLP classes of its modeling module get the fused forward and
+- gpt-oss (GptOssExperts, whose gate_up interleaves gate and up: gate_up[..., ::2],
+  gate_up[..., 1::2]): its _apply_gate becomes cuact's clamped SwiGLU over the interleaved pairs
+  (functional.swiglu_clamped_packed(interleaved=True): one copy to [gate | up], one fused pass;
+  the backward likewise). transformers versions
+  whose experts' forward computes the gate inline, with no _apply_gate, keep their torch
+  expression (the forward holds the expert loop and routing too), and the report says so. On a class, the MLP classes of its modeling module get the fused forward and
 transformers' ACT2CLS entries get cuact's modules (for every model built afterwards).
 Patching twice changes nothing the second time. Tensors cuact does not compute (CPU, other
 dtypes) run the original code.
@@ -142,6 +146,39 @@ def _clamped_swiglu(m):
     return hasattr(m, "alpha") and hasattr(m, "limit") and hasattr(m, "gate_up_proj")
 
 
+def _clamped_gate_fusable(x):
+    return (x.device.type == "cuda" and x.dtype in CF._DTYPES
+            and hasattr(torch.ops.cuact, "gated_swiglu_clamped_packed"))
+
+
+def _clamped_gate(original):
+    """GptOssExperts._apply_gate(gate_up) as cuact's clamped SwiGLU over interleaved pairs;
+    `original` (the class's) where cuact does not compute."""
+    def apply_gate(self, gate_up):
+        if not _clamped_gate_fusable(gate_up):
+            return original(self, gate_up)
+        return CF.swiglu_clamped_packed(gate_up, self.alpha, self.limit, interleaved=True)
+    apply_gate._cuact_original = original
+    return apply_gate
+
+
+_CLAMPED_INLINE = "clamped SwiGLU (gpt-oss) computed inside forward (no _apply_gate): its torch expression kept"
+
+
+def _patch_clamped(m, path, report):
+    """Fuses gpt-oss experts' gate on instance m where its class has _apply_gate."""
+    original = getattr(type(m), "_apply_gate", None)
+    if original is None:
+        report.skipped.append((path, _CLAMPED_INLINE))
+        return
+    if getattr(m, "_cuact_fused", None) == "clamped SwiGLU":
+        return
+    original = getattr(original, "_cuact_original", original)
+    m._apply_gate = types.MethodType(_clamped_gate(original), m)
+    m._cuact_fused = "clamped SwiGLU"
+    report.fused.append((path, "clamped SwiGLU (gpt-oss, interleaved gate_up): gated_swiglu_clamped_packed"))
+
+
 def _patch_model(model, report):
     for path, m in list(model.named_modules()):
         for child_name, child in list(m.named_children()):
@@ -152,7 +189,7 @@ def _patch_model(model, report):
                 report.replaced.append((where, f"{type(child).__name__} -> cuact_torch.nn.{type(new).__name__}"))
     for path, m in model.named_modules():
         if _clamped_swiglu(m):
-            report.skipped.append((path, "clamped SwiGLU (gpt-oss): no cuact op, its torch expression kept"))
+            _patch_clamped(m, path, report)
             continue
         found = _pattern(m)
         if found is None:
@@ -197,8 +234,13 @@ def _patch_class(cls, report):
         if hasattr(value.forward, "_cuact_original"):
             continue
         if attr.endswith("Experts") and "GptOss" in attr:
-            report.skipped.append((f"{cls.__module__}.{attr}",
-                                   "clamped SwiGLU (gpt-oss): no cuact op, its torch expression kept"))
+            where = f"{cls.__module__}.{attr}"
+            gate = vars(value).get("_apply_gate")
+            if gate is None:
+                report.skipped.append((where, _CLAMPED_INLINE))
+            elif not hasattr(gate, "_cuact_original"):
+                value._apply_gate = _clamped_gate(gate)
+                report.fused.append((where, "clamped SwiGLU (gpt-oss, interleaved gate_up)"))
             continue
         if attr.endswith("MLP"):
             source = getattr(value.forward, "__code__", None)

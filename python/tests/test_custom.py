@@ -155,6 +155,33 @@ def test_fused_ops_of_a_user_activation():
     assert not hasattr(ops, "gated_softsign_test")  # fused ops only where asked for
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_quantize_of_a_user_activation(dtype):
+    g = torch.Generator(device="cuda").manual_seed(5)
+    x = (torch.randn(4096 + 7, device="cuda", generator=g) * 3).to(dtype)
+    x[5], x[6], x[7] = float("nan"), -0.0, float("-inf")
+    x = x[1:]  # misaligned: a scalar head before the vectors
+    scale = torch.tensor([2.0], device="cuda")
+    for target in (None, torch.float8_e5m2):
+        q, amax = ops.quantize_swish_test(x, 1.3, scale=scale, dtype=target)
+        assert q.dtype == (target or torch.float8_e4m3fn) and q.shape == x.shape
+        assert amax.dtype == torch.float32 and amax.dim() == 0
+        y = swish_ref(x.double(), 1.3)
+        torch.testing.assert_close(amax.double(), y[~y.isnan()].abs().max(), rtol=1e-5, atol=0)
+        want = (y * 2.0).float().to(q.dtype).float()
+        torch.testing.assert_close(q.float(), want, rtol=0.26, atol=2.0 ** -9, equal_nan=True)
+    q, amax = ops.quantize_swish_test(x[:0], scale=scale)
+    assert q.numel() == 0 and float(amax) == 0.0
+    q, amax = ops.quantize_swish_test(x.float().detach().clone().requires_grad_(), scale=scale)
+    assert not q.requires_grad and not amax.requires_grad  # not differentiable, as the built-in
+    with pytest.raises(RuntimeError, match="float8_e4m3fn or float8_e5m2"):
+        ops.quantize_swish_test(x, scale=scale, dtype=torch.float16)
+    with pytest.raises(RuntimeError, match="one element"):
+        ops.quantize_swish_test(x, scale=torch.ones(2, device="cuda"))
+    torch.library.opcheck(ops.quantize_swish_test.default, (x,), {"scale": scale},
+                          test_utils=["test_schema", "test_faketensor"])
+
+
 def test_same_name_other_source_refused():
     assert cuact_torch.activation(  # identical source: the defined op
         "swish_test", forward=SWISH_FORWARD, derivative=SWISH_DERIVATIVE, params={"beta": 1.0},

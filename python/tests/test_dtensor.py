@@ -89,6 +89,33 @@ def test_packed():
         ops.gated_silu_packed(distribute_tensor(ab, mesh(), [Shard(1)]))
 
 
+@pytest.mark.parametrize("placement", [Replicate(), Shard(0), Shard(1)])
+def test_gate_family(placement):
+    """gated_swiglu_clamped: a and b sharded alike, forward and backward."""
+    if not hasattr(ops, "gated_swiglu_clamped"):
+        pytest.skip("this build has no cuact.gated_swiglu_clamped")
+
+    def reference(p, q):
+        x = p.clamp(max=2.0)
+        return x * torch.sigmoid(1.5 * x) * (q.clamp(-2.0, 2.0) + 1)
+    a = torch.randn(8, 6, device="cuda", dtype=torch.float64, requires_grad=True)
+    b = torch.randn(8, 6, device="cuda", dtype=torch.float64, requires_grad=True)
+    da = distribute_tensor(a.detach(), mesh(), [placement]).requires_grad_()
+    db = distribute_tensor(b.detach(), mesh(), [placement]).requires_grad_()
+    out = ops.gated_swiglu_clamped(da, db, 1.5, 2.0)
+    assert placements_of(out) == (placement,)
+    torch.testing.assert_close(out.full_tensor(), reference(a, b))
+    out.full_tensor().square().sum().backward()
+    reference(a, b).square().sum().backward()
+    torch.testing.assert_close(da.grad.full_tensor(), a.grad)
+    torch.testing.assert_close(db.grad.full_tensor(), b.grad)
+    ab = torch.randn(8, 12, device="cuda", dtype=torch.float64)
+    d = distribute_tensor(ab, mesh(), [Shard(0)])
+    assert placements_of(ops.gated_swiglu_clamped_packed(d)) == (Shard(0),)
+    with pytest.raises(RuntimeError, match="packed"):
+        ops.gated_swiglu_clamped_packed(distribute_tensor(ab, mesh(), [Shard(1)]))
+
+
 def test_bias():
     x = torch.randn(8, 6, device="cuda", dtype=torch.float64, requires_grad=True)
     bias = torch.randn(6, device="cuda", dtype=torch.float64, requires_grad=True)

@@ -408,7 +408,10 @@ def test_compile_matches_eager(name):
         want = torch.autograd.grad(eager, (x, w_in, bias) if fn is mlp else (x, w_in), dy)
         got = torch.autograd.grad(compiled, (x, w_in, bias) if fn is mlp else (x, w_in), dy)
         for g, w in zip(got, want):
-            torch.testing.assert_close(g, w)
+            # the cast's backward: inductor may skip rounding dy to bf16 as eager does, so each
+            # gradient is within a bf16 rounding of eager's, relative to its largest element
+            gtol = {"rtol": 8e-3, "atol": 8e-3 * float(w.abs().max())} if fn is cast else {}
+            torch.testing.assert_close(g, w, **gtol)
     # quantize: its fp8 result and amax, compiled and eager
     scale = torch.tensor(8.0, device="cuda")
 

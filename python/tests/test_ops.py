@@ -162,6 +162,9 @@ def opcheck_samples(name, params):
     if has(name, "_backward"):
         for shape in [(4, 8), (0, 3)]:
             samples.append(("_backward", (x(*shape), x(*shape), *params), {}, False))
+        # the expanded gradient of a sum (one element, strides 0), with x dense and transposed
+        for xs in [x(4, 8), x(8, 4).t()]:
+            samples.append(("_backward", (x(1).view(()).expand(4, 8), xs, *params), {}, False))
     if has(name, "_backward_from_output") and from_output_valid(name, params):
         y = op(name)(x(4, 8), *params)
         samples.append(("_backward_from_output", (x(4, 8), y, *params), {}, False))
@@ -176,6 +179,34 @@ def test_opcheck(name, params):
         if grad:
             utils.append("test_autograd_registration")
         torch.library.opcheck(overload, args, kwargs, test_utils=utils)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name,params", CASES)
+def test_backward_of_broadcast_gradient(name, params, dtype):
+    """A gradient of one element broadcast over x (what sum() hands back) gives the result of the
+    same gradient made dense (within the dtype's default tolerance), for any layout of x, and a
+    contiguous dx."""
+    if not has(name, "_backward"):
+        pytest.skip(f"{name} has no derivative")
+    base = special_input((6, 250), dtype, seed=3)
+    xs = {"contiguous": base, "transposed": base.t(), "sliced": base[:, 1::2],
+          "offset": base.view(-1)[1:1001].view(10, 100)}
+    for value in (-1.37, 0.0, float("nan"), float("inf")):
+        for layout, x in xs.items():
+            one = torch.full((1,), value, device="cuda", dtype=dtype)
+            grad = one.view(()).expand(x.shape)
+            got = op(name, "_backward")(grad, x, *params)
+            want = op(name, "_backward")(grad.contiguous(), x.contiguous(), *params)
+            assert got.is_contiguous() and got.shape == x.shape, (layout, got.stride())
+            torch.testing.assert_close(got, want, equal_nan=True, msg=f"{layout}, dy {value}")
+    # through autograd: x.sum()'s gradient against PyTorch's own, in float64 at the same x
+    xc = special_input((257,), dtype, seed=4).clamp(-20, 20).nan_to_num(0.0).requires_grad_()
+    xr = xc.detach().double().requires_grad_()
+    (ref,) = torch.autograd.grad(reference(name, xr, params).sum(), xr)
+    op(name)(xc, *params).sum().backward()
+    tol = {torch.float32: 1e-5, torch.float64: 1e-6}.get(dtype, 2e-2)
+    torch.testing.assert_close(xc.grad.double(), ref, atol=tol, rtol=tol)
 
 
 def away_from_kinks(name, params, x):

@@ -106,7 +106,7 @@ def test_patch_class_before_instantiation():
         modeling_llama.LlamaMLP.forward = saved_forward
 
 
-def test_gpt_oss_clamped_swiglu_reported():
+def test_gpt_oss_clamped_swiglu():
     if not hasattr(transformers, "GptOssForCausalLM"):
         pytest.skip("transformers has no GptOssForCausalLM")
     try:
@@ -119,9 +119,15 @@ def test_gpt_oss_clamped_swiglu_reported():
         pytest.skip(f"tiny gpt-oss config not buildable here: {e}")
     reference = copy.deepcopy(model)
     report = cuact_torch.patch(model)
-    assert any("clamped SwiGLU" in why for _, why in report.skipped), report
+    experts = next(type(m) for m in reference.modules() if hasattr(m, "limit") and hasattr(m, "gate_up_proj"))
+    if hasattr(experts, "_apply_gate"):  # the gate in a method of its own: fused
+        fused = [what for _, what in report.fused if "clamped SwiGLU" in what]
+        assert len(fused) == config.num_hidden_layers, report
+        assert not cuact_torch.patch(model), "patching twice changed something"
+    else:  # computed inside forward: kept, and reported
+        assert any("clamped SwiGLU" in why for _, why in report.skipped), report
     ids = torch.randint(0, 128, (2, 16), device="cuda")
-    torch.testing.assert_close(model(input_ids=ids).logits, reference(input_ids=ids).logits)
+    close(model(input_ids=ids).logits, reference(input_ids=ids).logits, torch.float32)
 
 
 def test_patch_plain_module():

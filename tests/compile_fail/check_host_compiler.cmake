@@ -13,7 +13,7 @@ set(expected "cuact's headers need nvcc (or clang CUDA)")
 # The headers a user includes; torch.cuh and torch_fused.cuh start with ATen's headers, which a
 # plain C++ compiler cannot find here, so they are left out.
 set(rejected cuact.cuh activation.cuh activations.cuh forward.cuh backward.cuh elementwise.cuh
-             fused.cuh relu_mask.cuh transform.cuh error.cuh)
+             fused.cuh relu_mask.cuh rtc.cuh transform.cuh error.cuh)
 file(MAKE_DIRECTORY "${WORK_DIR}")
 
 function(compile header result output)

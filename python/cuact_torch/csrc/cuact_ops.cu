@@ -30,6 +30,12 @@ std::string fused() {
   names.pop_back();
   return names;
 }
+// "gated_swiglu_clamped,...": the gate families.
+std::string gates() {
+  std::string names = CUACT_TORCH_GATE_TABLE(CUACT_TORCH_NAME);
+  names.pop_back();
+  return names;
+}
 // Bytes of the workspace bias_NAME_backward takes from PyTorch's allocator (the partial column
 // sums), for timing scripts that count the bytes a call moves.
 int64_t bias_backward_workspace_bytes(int64_t rows, int64_t cols, at::ScalarType dtype) {
@@ -96,6 +102,7 @@ TORCH_LIBRARY(cuact, m) {
   CUACT_TORCH_ALL_OPS(CUACT_TORCH_DEFINE_IN_GROUP)
   m.def("_families() -> str", &families);
   m.def("_fused() -> str", &fused);
+  m.def("_gates() -> str", &gates);
   m.def("_bias_backward_workspace_bytes(int rows, int cols, ScalarType dtype) -> int",
         &bias_backward_workspace_bytes);
   m.def("relu_mask(Tensor x) -> (Tensor, Tensor)");

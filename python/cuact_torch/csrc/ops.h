@@ -93,6 +93,12 @@ struct parameter_rule<::cuact::celu> {
   X(8, gelu, ::cuact::gelu, "")       \
   X(9, gelu_tanh, ::cuact::gelu_tanh, "")
 
+// X(group, op name, gate type, schema parameters): the gate families of cuact/torch_fused.cuh
+// (NAME, NAME_packed and their backwards, CUACT_TORCH_GATE_OPS) for gates whose b side is
+// transformed too: gpt-oss's clamped SwiGLU. Built in every configuration.
+#define CUACT_TORCH_GATE_TABLE(X) \
+  X(6, gated_swiglu_clamped, ::cuact::clamped_swiglu, "float alpha=1.702, float limit=7.0")
+
 // A translation unit registering group N defines CUACT_TORCH_GROUP_<N>(...) as __VA_ARGS__ before
 // including this header; the other groups' rows expand to nothing there.
 #ifndef CUACT_TORCH_GROUP_0
@@ -131,3 +137,5 @@ struct parameter_rule<::cuact::celu> {
   CUACT_TORCH_GROUP_##group(CUACT_TORCH_OP_FAMILY(m, cuact, name, Policy, params);)
 #define CUACT_TORCH_FUSED_IN_GROUP(group, name, Policy, params) \
   CUACT_TORCH_GROUP_##group(CUACT_TORCH_FUSED_OPS(m, cuact, name, Policy, params);)
+#define CUACT_TORCH_GATE_IN_GROUP(group, name, Gate, params) \
+  CUACT_TORCH_GROUP_##group(CUACT_TORCH_GATE_OPS(m, cuact, name, Gate, params);)

@@ -1,0 +1,79 @@
+"""`import cuact_torch` stays light: it imports neither DTensor, inductor nor transformers (each a
+second or more), and the registrations that need them still happen once the program imports them.
+Each case runs in a fresh interpreter, so that nothing this test process imported counts.
+Skipped (with the reason) without torch or a CUDA device."""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+from _pytest_compat import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device", allow_module_level=True)
+
+HEAVY = ("torch.distributed.tensor", "torch._inductor", "transformers")
+
+
+def run(code):
+    """The JSON that `code` prints last, run in a fresh interpreter that finds this cuact_torch."""
+    package = os.path.dirname(importlib.util.find_spec("cuact_torch").origin)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(package)] +
+                                        [p for p in [env.get("PYTHONPATH")] if p])
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_import_leaves_heavy_modules_alone():
+    result = run(f"""
+import json, sys, time
+import torch
+before = set(sys.modules)
+start = time.perf_counter()
+import cuact_torch
+seconds = time.perf_counter() - start
+heavy = {list(HEAVY)!r}
+added = [m for m in heavy if m in sys.modules and m not in before]
+print(json.dumps(dict(added=added, seconds=seconds, new_modules=len(set(sys.modules) - before))))
+""")
+    print(f"import cuact_torch: {result['seconds']:.3f} s after torch, "
+          f"{result['new_modules']} modules")
+    assert result["added"] == [], result
+
+
+def test_dtensor_rules_follow_a_later_import():
+    result = run("""
+import json
+import torch
+import cuact_torch
+if not torch.distributed.is_available():
+    print(json.dumps(dict(skip="torch.distributed is not available")))
+    raise SystemExit
+before = len(cuact_torch.dtensor.REGISTERED)
+import torch.distributed.tensor
+names = [str(op) for op in cuact_torch.dtensor.REGISTERED]
+print(json.dumps(dict(before=before, names=names)))
+""")
+    if "skip" in result:
+        pytest.skip(result["skip"])
+    assert result["before"] == 0
+    assert "cuact.silu.default" in result["names"] and "cuact.gated_silu.default" in result["names"]
+
+
+def test_decompositions_follow_a_later_inductor_import():
+    result = run("""
+import json
+import torch
+import cuact_torch
+from cuact_torch import _compile
+before = _compile._installed["done"]
+import torch._inductor.decomposition as d
+op = torch.ops.cuact.silu.default
+print(json.dumps(dict(before=before, after=_compile._installed["done"], in_table=op in d.decompositions)))
+""")
+    assert result == dict(before=False, after=True, in_table=True), result
