@@ -80,7 +80,7 @@ __global__ void sprinkle_zeros(T* p, std::size_t n, std::size_t every) {
 
 /// out = a * b (the unfused GLU's second pass).
 struct multiply {
-  static constexpr bool is_heavy = false;
+  static constexpr cuact::cost cost = cuact::cost::light;
   template <class C>
   __host__ __device__ C operator()(C a, C b) const {
     return a * b;
@@ -89,7 +89,7 @@ struct multiply {
 /// out = x + bias[column] (the unfused bias add), through the element index of a rows-free op.
 template <class T>
 struct add_bias {
-  static constexpr bool is_heavy = false;
+  static constexpr cuact::cost cost = cuact::cost::light;
   static constexpr bool takes_element_index = true;
   const T* bias;
   std::size_t cols;

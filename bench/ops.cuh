@@ -107,7 +107,7 @@ struct entry {
 /// Without CUACT_BENCH_FAMILY (a CMake option), only the core rows (relu, selu) are built; fp64
 /// has the core rows only in every build.
 const std::vector<entry>& table_entries();
-/// The bench's plainly written user functors (no is_heavy hint), forward, fp32 and bf16.
+/// The bench's plainly written user functors (no cost hint), forward, fp32 and bf16.
 const std::vector<entry>& user_entries();
 
 /// The first entry of `entries` matching (activation, kind, type), or nullptr.

@@ -250,7 +250,7 @@ void add_activation(std::vector<entry>& out, const char* activation, const A& ac
   forward.cuact = [act](const call_args& a, cudaStream_t s) {
     return cuact::forward(act, in_ptr<T>(a.in0), out_ptr<T>(a.out), a.n, s);
   };
-  // the forward's own hint (gelu's is_compute_bound, tanh's light bf16), as cuact::forward
+  // the forward's own hint (gelu's cost::compute_bound, tanh's light bf16), as cuact::forward
   // passes it
   using forward_t = cuact::forward_op<A, T>;
   set_elementwise<T, 1, forward_t, /*Tabulable=*/true>(forward, make_op<forward_t>(act),
@@ -279,7 +279,7 @@ void add_activation(std::vector<entry>& out, const char* activation, const A& ac
       T* data = const_cast<T*>(in_ptr<T>(a.in0));
       return cuact::forward(act, data, a.n, s);
     };
-    // the backward from the output's own hint (sigmoid's is_heavy_from_output), as
+    // the backward from the output's own hint (sigmoid's light from_output_cost), as
     // cuact::backward_from_output passes it
     set_elementwise<T, 2>(from_output, make_op<cuact::gradient_from_output_op<A, T>>(act),
                           cuact::detail::from_output_cost<A>);

@@ -1,4 +1,4 @@
-// User functors as a user would write them (tests/common/plain_functors.hpp): no is_heavy hint,
+// User functors as a user would write them (tests/common/plain_functors.hpp): no cost hint,
 // no accuracy tag, plain math functions. cuact's launch model estimates their cost from the
 // kernel's register count; the --user mode reports what it estimated. fp32 and bf16, forward and
 // backward (their derivatives are written as plainly).

@@ -1,13 +1,14 @@
-// --shapes: exploration data for the launch model (include/cuact/detail/launch.cuh). The public
-// kernel launched directly (make_elementwise_params(op, outputs(...), n, inputs(...),
-// vectors_per_thread), then elementwise_kernel<<<grid, block>>>) at the seeds' n, out of place,
-// over threads per block x vectors per thread x grid-stride passes, each against memcpy of the
-// same bytes; and the shape cuact's model chose, timed through cuact's entry.
+// --shapes: exploration data for the launch policy (include/cuact/detail/policy.cuh). cuact's own
+// entry under a forced policy (cuact::scoped_policy: threads per block x vectors per thread x
+// grid-stride passes, elementwise kernel) at the seeds' n, out of place, each against memcpy of
+// the same bytes; and the policy cuact::select_policy chose, timed through the same entry.
 #include <cstdint>
 #include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
+
+#include <cuact/policy.cuh>
 
 #include "common.cuh"
 #include "modes.cuh"
@@ -88,7 +89,8 @@ int run_shapes(const device_info& device, const options& opts) {
       "parentheses); median of %d calls after 2 warm-up calls, GPU time (busy_start.cuh)\n",
       n, reps);
   std::printf(
-      "# grid = ceil(work items / (threads per block x passes)); work items = "
+      "# each cell: cuact's entry under cuact::scoped_policy{policy{0, block, vectors, passes}}: "
+      "grid = ceil(work items / (threads per block x passes)); work items = "
       "ceil(vectors / vectors per thread); vectors per thread above the kernel's "
       "max_vectors_per_thread are left out\n");
 
@@ -141,9 +143,11 @@ int run_shapes(const device_info& device, const options& opts) {
       for (const int passes : passes_list) {
         std::vector<std::string> cells{format("%u x %d", vectors, passes)};
         for (const unsigned block : block_sizes) {
+          const cuact::scoped_policy forced{cuact::policy{
+              0, block, vectors, static_cast<unsigned>(passes), model.heavy, 0,
+              cuact::algorithm::elementwise}};
           const timing t = measure(
-              stream, [&](std::int64_t) { return e->direct(args, block, vectors, passes, stream); },
-              options);
+              stream, [&](std::int64_t) { return e->cuact(args, stream); }, options);
           const double rate = gbps(bytes, t.ms_per_call);
           cells.push_back(format("%.3f (%4.0f)", rate / copy, rate));
           if (rate / copy > best.ratio) {

@@ -1,4 +1,4 @@
-// --user: activations written plainly as a user would (ops_user.cu: no is_heavy hint), fp32 and
+// --user: activations written plainly as a user would (ops_user.cu: no cost hint), fp32 and
 // bf16 forward and backward at the seeds' shape, against memcpy and cub::DeviceTransform with the
 // same functor; the registers and the heavy flag show what cuact's launch model estimated.
 #include <cstdio>
@@ -14,7 +14,7 @@ int run_user(const device_info& device, const options& opts) {
   row_runner runner(seeds_n * 4, seeds_n, reps);
   print_device(device, "--user", stdout);
   std::printf(
-      "# n = 4096 x 393216 = %zu elements; user functors without is_heavy: heavy = the model's "
+      "# n = 4096 x 393216 = %zu elements; user functors without a cost hint: heavy = the model's "
       "estimate (table: bf16, looked up from a table of the functor's results); median of %d "
       "calls; columns as --headline (x memcpy: over a copy of the row's bytes timed right after "
       "it)\n\n",

@@ -20,7 +20,7 @@ static void check(cudaError_t status) {
 // example-begin custom_gate
 /// sigmoid(a) * (b + shift): a gate whose b side is transformed too.
 struct shifted_sigmoid_gate {
-  static constexpr bool is_heavy = true;  // an exponential: the launch's cost hint
+  static constexpr cuact::cost cost = cuact::cost::heavy;  // an exponential: the cost hint
   double shift = 1.0;
   template <class C>
   __host__ __device__ C operator()(C a, C b) const {

@@ -225,7 +225,7 @@ TEST_CASE("grid simulation: several outputs and mixed element types", "[cpu][gri
 }
 
 // gelu's forward is compute-bound, through cuact::forward and through its adaptor with
-// cuact::transform; its backward adaptors, and the activations without the hint, keep is_heavy
+// cuact::transform; its backward adaptors, and the activations without the hint, are heavy
 static_assert(cuact::detail::forward_cost<cuact::gelu> == cuact::detail::cost_hint::compute_bound);
 static_assert(cuact::detail::forward_cost<cuact::forward_op<cuact::gelu, float>> ==
               cuact::detail::cost_hint::compute_bound);
@@ -240,8 +240,7 @@ static_assert(cuact::detail::forward_cost<cuact::forward_op<cuact::relu, float>>
 // (bias + activation is a forward, walked or flat); gelu_tanh declares four too, an activation
 // declaring none takes the default two
 struct compute_bound_only {
-  static constexpr bool is_heavy = true;
-  static constexpr bool is_compute_bound = true;
+  static constexpr cuact::cost cost = cuact::cost::compute_bound;
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
     return x;
@@ -264,7 +263,7 @@ static_assert(cuact::detail::forward_cost<cuact::gelu_tanh> ==
               cuact::detail::cost_hint::compute_bound);
 // sigmoid's backward from the output (y (1 - y)) is light where its forward and backward are
 // heavy: through cuact::backward_from_output, through its adaptor with cuact::transform, and
-// through cuact::affine; an activation without is_heavy_from_output keeps is_heavy (silu, whose
+// through cuact::affine; an activation whose traits say nothing of it keeps its hint (silu, whose
 // backward from the output would need x) or is estimated (no hint at all)
 static_assert(cuact::detail::from_output_cost<cuact::sigmoid> == cuact::detail::cost_hint::light);
 static_assert(cuact::detail::forward_cost<cuact::gradient_from_output_op<cuact::sigmoid, float>> ==
@@ -317,20 +316,24 @@ TEST_CASE("launch model: the one-vector kernel where it holds more resident bloc
   CHECK(elu_copy.alpha == 0.25);
   // and keeps the op's hints: gelu's compute-bound passes reach the model through it
   static_assert(cuact::detail::compute_bound_passes_of<cuact::detail::one_vector_op<own_t>> ==
-                cuact::gelu::compute_bound_passes);
+                cuact::tuning_traits<cuact::gelu>::compute_bound_passes);
 }
 
 namespace {
-/// A user's heavy activation whose bf16 forward is short (activation.cuh: has_short_bf16_math).
+/// A user's heavy activation whose bf16 forward is short (tuning_traits: has_short_bf16_math).
 struct short_bf16_activation {
-  static constexpr bool is_heavy = true;
-  static constexpr bool has_short_bf16_math = true;
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
     return x;
   }
 };
 }  // namespace
+
+template <>
+struct cuact::tuning_traits<short_bf16_activation>
+    : cuact::detail::tuning_values<cuact::detail::cost_hint::heavy> {
+  static constexpr bool has_short_bf16_math = true;
+};
 
 TEST_CASE("launch model: a heavy op runs one vector on 16-bit data, and on float data where roomy",
           "[cpu][grid][launch]") {

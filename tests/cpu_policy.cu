@@ -1,9 +1,13 @@
 // What the dispatch layer instantiates and encodes, checked without a GPU: a one_vector_op launch
 // that takes bulk tiles runs its op's bulk-tile kernel (one kernel per op, not two), and the L2
 // policy that kernels/l2_hint.cuh spells as a constant is cuda::access_property::persisting's.
+// The activation concept's hint and cuact::tuning_traits; cuact::select_policy's properties over
+// the model devices, and its decisions against those of the launch model it replaced.
 #include <cuda/annotated_ptr>
 
 #include <cstdint>
+#include <cstdio>
+#include <thread>
 #include <type_traits>
 
 #include <cuact/activations.cuh>
@@ -12,6 +16,7 @@
 #include <cuact/fused.cuh>
 
 #include "catch.hpp"
+#include "common/model_devices.hpp"
 
 TEST_CASE("policy: the L2 hint's constant is cuda::access_property::persisting's policy",
           "[cpu][policy]") {
@@ -40,4 +45,291 @@ TEST_CASE("policy: a one-vector launch in bulk tiles runs its op's bulk-tile ker
   CHECK(stripped.tail == params.tail);
   CHECK(cuact::detail::bulk_tile_kernel_for(stripped) ==
         cuact::detail::bulk_tile_kernel<params_t, false>);
+}
+
+namespace {
+struct hinted_heavy {
+  static constexpr cuact::cost cost = cuact::cost::heavy;
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(C x) const {
+    return x;
+  }
+};
+struct hinted_compute_bound {
+  static constexpr cuact::cost cost = cuact::cost::compute_bound;
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(C x) const {
+    return x;
+  }
+};
+struct unhinted {
+  template <class C>
+  CUACT_HOST_DEVICE C operator()(C x) const {
+    return x;
+  }
+};
+/// The specialisations in cuact/tuning.cuh restate their activation's hint: it must agree.
+template <class A>
+constexpr bool traits_agree_with_hint() {
+  using cuact::detail::cost_hint;
+  constexpr cost_hint hint = cuact::detail::hint_of<A>;
+  return cuact::tuning_traits<A>::forward_cost == hint &&
+         cuact::tuning_traits<A>::declared_cost == cuact::detail::outside_forward(hint);
+}
+}  // namespace
+
+TEST_CASE("concept: a hint alone gives the defaults; the built-ins' traits agree with their hints",
+          "[cpu][policy][concept]") {
+  using cuact::detail::cost_hint;
+  using cuact::detail::default_compute_bound_passes;
+  using heavy = cuact::tuning_traits<hinted_heavy>;
+  STATIC_REQUIRE(heavy::declared_cost == cost_hint::heavy);
+  STATIC_REQUIRE(heavy::forward_cost == cost_hint::heavy);
+  STATIC_REQUIRE(heavy::from_output_cost == cost_hint::heavy);
+  STATIC_REQUIRE(!heavy::has_long_16bit_math && !heavy::has_short_float_math &&
+                 !heavy::gains_from_bulk_tiles && !heavy::has_short_bf16_math);
+  using bound = cuact::tuning_traits<hinted_compute_bound>;
+  STATIC_REQUIRE(bound::forward_cost == cost_hint::compute_bound);
+  STATIC_REQUIRE(bound::declared_cost == cost_hint::heavy);
+  STATIC_REQUIRE(bound::compute_bound_passes == default_compute_bound_passes);
+  using none = cuact::tuning_traits<unhinted>;
+  STATIC_REQUIRE(none::declared_cost == cost_hint::estimate);
+  STATIC_REQUIRE(none::forward_cost == cost_hint::estimate);
+  STATIC_REQUIRE(cuact::detail::forward_cost<cuact::forward_op<unhinted, float>> ==
+                 cost_hint::estimate);
+  // the forward of a hinted user functor reaches the launch with its hint
+  STATIC_REQUIRE(cuact::detail::forward_cost<cuact::forward_op<hinted_compute_bound, float>> ==
+                 cost_hint::compute_bound);
+  STATIC_REQUIRE(cuact::detail::declared_cost<cuact::gradient_op<hinted_compute_bound, float>> ==
+                 cost_hint::heavy);
+  STATIC_REQUIRE(traits_agree_with_hint<cuact::relu>());
+  STATIC_REQUIRE(traits_agree_with_hint<cuact::selu>());
+  STATIC_REQUIRE(traits_agree_with_hint<cuact::softsign>());
+  STATIC_REQUIRE(traits_agree_with_hint<cuact::elu>());
+  STATIC_REQUIRE(traits_agree_with_hint<cuact::celu>());
+  STATIC_REQUIRE(traits_agree_with_hint<cuact::sigmoid>());
+  STATIC_REQUIRE(traits_agree_with_hint<cuact::silu>());
+  STATIC_REQUIRE(traits_agree_with_hint<cuact::logsigmoid>());
+  STATIC_REQUIRE(traits_agree_with_hint<cuact::softplus>());
+  STATIC_REQUIRE(traits_agree_with_hint<cuact::mish>());
+  STATIC_REQUIRE(traits_agree_with_hint<cuact::tanh>());
+  STATIC_REQUIRE(traits_agree_with_hint<cuact::tanhshrink>());
+  STATIC_REQUIRE(traits_agree_with_hint<cuact::gelu>());
+  STATIC_REQUIRE(traits_agree_with_hint<cuact::gelu_tanh>());
+  // what the built-ins' specialisations add
+  STATIC_REQUIRE(cuact::tuning_traits<cuact::gelu>::compute_bound_passes == 4);
+  STATIC_REQUIRE(cuact::tuning_traits<cuact::sigmoid>::from_output_cost == cost_hint::light);
+  STATIC_REQUIRE(cuact::tuning_traits<cuact::silu>::from_output_cost == cost_hint::heavy);
+  STATIC_REQUIRE(cuact::tuning_traits<cuact::tanh>::has_short_bf16_math);
+  STATIC_REQUIRE(cuact::tuning_traits<cuact::softplus>::has_long_16bit_math);
+  STATIC_REQUIRE(!cuact::tuning_traits<cuact::gelu>::gains_from_bulk_tiles);
+  STATIC_REQUIRE(cuact::tuning_traits<cuact::mish>::gains_from_bulk_tiles);
+}
+
+namespace {
+/// Model devices: H100- and H200-like, an H100 without shared-memory facts, A100-like, tiny.
+constexpr cuact::detail::device_facts policy_devices[] = {model_h100,
+                                                          model_h200,
+                                                          model_h100_no_shared,
+                                                          {108, 2048, 2.0e12, 1.41e9, 167936, 1024},
+                                                          {4, 1024, 1e11, 1e9, 65536, 1024}};
+constexpr cuact::detail::cost_hint policy_hints[] = {
+    cuact::detail::cost_hint::estimate, cuact::detail::cost_hint::light,
+    cuact::detail::cost_hint::heavy, cuact::detail::cost_hint::compute_bound};
+/// {bytes per element, arrays}: 16-bit, float and double forwards and backwards, casts.
+constexpr std::size_t policy_data[][2] = {{4, 2},  {8, 2}, {16, 2}, {6, 3}, {12, 3},
+                                          {24, 3}, {6, 2}, {10, 3}, {5, 2}};
+/// {resident blocks per SM, registers, binary version}.
+constexpr cuact::detail::kernel_facts policy_kernels[] = {
+    {16, 24, 90}, {12, 39, 90}, {8, 60, 90}, {4, 128, 90}, {16, 30, 80}};
+constexpr std::size_t policy_sizes[] = {
+    1, 1000, 100000, 1u << 20, 1u << 24, std::size_t(1) << 28, std::size_t(1) << 31};
+
+/// Calls f(device index, device, hint, data, kernel, n, max vectors, passes, min vectors) over
+/// the grid of inputs above.
+template <class F>
+void for_each_policy_input(F&& f) {
+  int d = 0;
+  for (const auto& device : policy_devices) {
+    for (const auto hint : policy_hints)
+      for (const auto& data : policy_data)
+        for (const auto& kernel : policy_kernels)
+          for (const std::size_t n : policy_sizes)
+            for (const unsigned max_vectors : {1u, 2u, 4u})
+              for (const unsigned passes : {2u, 4u})
+                for (const unsigned min_vectors : {1u, 4u})
+                  f(d, device, hint, data, kernel, n, max_vectors, passes, min_vectors);
+    ++d;
+  }
+}
+}  // namespace
+
+TEST_CASE("select_policy: the decisions of the launch model it replaced, every input alike",
+          "[cpu][policy]") {
+  // FNV-1a over the text below, as the launch model before select_policy printed it for the same
+  // inputs (its policy, bulk tiles with and without the gain, the heavy one-vector rule under
+  // each math length, the tabulated shape): any changed decision changes the hash.
+  std::uint64_t hash = 0xcbf29ce484222325ull;
+  char line[512];
+  std::size_t lines = 0;
+  auto add = [&](int length) {
+    for (int i = 0; i < length; ++i) {
+      hash ^= static_cast<unsigned char>(line[i]);
+      hash *= 0x100000001b3ull;
+    }
+  };
+  for_each_policy_input([&](int d, const auto& device, auto hint, const auto& data,
+                            const auto& kernel, std::size_t n, unsigned max_vectors,
+                            unsigned passes, unsigned min_vectors) {
+    using namespace cuact::detail;
+    const std::size_t vectors = n / 4, scalars = n % 4;
+    const cuact::policy p = cuact::select_policy(
+        device, kernel, {hint, passes},
+        {vectors, scalars, 16, data[0], unsigned(data[1]), max_vectors, min_vectors});
+    add(std::snprintf(
+        line, sizeof line, "d%d h%d b%zu a%zu k%d,%d n%zu m%u p%u v%u -> %u %u %u %u %d %zu", d,
+        int(hint), data[0], data[1], kernel.resident_blocks_per_sm, kernel.registers_per_thread, n,
+        max_vectors, passes, min_vectors, p.blocks, p.threads_per_block, p.vectors_per_thread,
+        p.passes, int(p.heavy), std::size_t(p.dynamic_shared_bytes)));
+    for (const bool gains : {false, true}) {
+      add(std::snprintf(line, sizeof line, " bt%d",
+                        int(takes_bulk_tiles(device, kernel, hint, gains, p, vectors, data[0],
+                                             unsigned(data[1])))));
+    }
+    for (const bool long_16bit : {false, true})
+      for (const bool short_float : {false, true})
+        add(std::snprintf(line, sizeof line, " 1v%d",
+                          int(heavy_runs_one_vector(device, hint, data[0], unsigned(data[1]),
+                                                    long_16bit, short_float))));
+    const cuact::policy t = tabulated_launch_shape(device, vectors, scalars, max_vectors);
+    add(std::snprintf(line, sizeof line, " tab %u %u %u %u tabulates%d\n", t.blocks,
+                      t.threads_per_block, t.vectors_per_thread, t.passes,
+                      int(tabulates(hint, n))));
+    ++lines;
+  });
+  CHECK(lines == 75600);
+  CHECK(hash == 0xc61bae9918ec0325ull);
+}
+
+TEST_CASE("select_policy: properties over the model devices", "[cpu][policy]") {
+  using cuact::detail::cost_hint;
+  for_each_policy_input([&](int, const auto& device, auto hint, const auto& data,
+                            const auto& kernel, std::size_t n, unsigned max_vectors,
+                            unsigned passes, unsigned min_vectors) {
+    const std::size_t vectors = n / 4, scalars = n % 4;
+    const cuact::problem work{vectors,           scalars,     16,         data[0],
+                              unsigned(data[1]), max_vectors, min_vectors};
+    const cuact::policy p = cuact::select_policy(device, kernel, {hint, passes}, work);
+    CAPTURE(int(hint), data[0], data[1], kernel.resident_blocks_per_sm, n, max_vectors, passes,
+            min_vectors);
+    // the grid covers the work (but for a grid capped at gridDim.x's limit, which grid-strides)
+    const std::size_t covered = std::size_t(p.blocks) * p.threads_per_block;
+    if (p.blocks < unsigned(INT_MAX)) {
+      REQUIRE(covered * p.vectors_per_thread * p.passes >= vectors);
+      REQUIRE(covered >= scalars);
+    }
+    REQUIRE(p.vectors_per_thread >= 1);
+    REQUIRE(p.vectors_per_thread <= max_vectors);
+    REQUIRE(p.passes >= 1);
+    REQUIRE(p.algorithm == cuact::algorithm::elementwise);
+    // the cost it took the op to be: light is light, anything else heavy
+    REQUIRE(p.heavy == (hint != cost_hint::light));
+    // more passes than two only for a compute-bound forward, and at most its own
+    if (p.passes > 2) {
+      REQUIRE(hint == cost_hint::compute_bound);
+      REQUIRE(p.passes <= passes);
+    }
+    // little work: one vector in one pass, so every SM gets work
+    const double wave = double(kernel.resident_blocks_per_sm) * 128 * device.sm_count;
+    if (double(vectors) < 4 * wave) {
+      REQUIRE(p.vectors_per_thread == 1);
+      REQUIRE(p.passes == 1);
+    }
+    // a residency cap only with one vector in one pass, over three arrays
+    if (p.dynamic_shared_bytes != 0) {
+      REQUIRE(data[1] == 3);
+      REQUIRE(p.vectors_per_thread == 1);
+      REQUIRE(p.passes == 1);
+    }
+  });
+  // a compute-bound fp32 forward makes its own passes where the fp32 budget is tight (H200-like)
+  // and one where it is roomy (H100-like)
+  const cuact::detail::kernel_facts full_sm{16, 32, 90};
+  const cuact::problem fp32_forward{std::size_t(1) << 28, 0, 16, 8, 2, 1};
+  CHECK(cuact::select_policy(model_h200, full_sm, {cost_hint::compute_bound, 4}, fp32_forward)
+            .passes == 4);
+  CHECK(cuact::select_policy(model_h100, full_sm, {cost_hint::compute_bound, 4}, fp32_forward)
+            .passes == 1);
+  // the tabulated and bulk-tile shapes say which kernel runs them
+  CHECK(cuact::detail::tabulated_launch_shape(model_h200, 1000, 0, 2).algorithm ==
+        cuact::algorithm::table);
+  CHECK(cuact::detail::bulk_tile_launch_shape({}, 1000, 0).algorithm ==
+        cuact::algorithm::bulk_tiles);
+}
+
+namespace {
+cuact::policy half_the_threads(const cuact::policy_request&, const cuact::policy& chosen,
+                               const void* context) {
+  cuact::policy p = chosen;
+  p.threads_per_block /= *static_cast<const unsigned*>(context);
+  p.blocks = 0;
+  return p;
+}
+/// What choose_launch_shape (launch.cuh) launches for `request`: select_policy's policy, or the
+/// calling thread's selector's, fitted to the problem.
+cuact::policy launched(const cuact::policy_request& request) {
+  const cuact::policy chosen =
+      cuact::select_policy(request.device, request.kernel, request.op, request.work);
+  const cuact::policy_selector& selector = cuact::detail::current_policy_selector();
+  return selector.select == nullptr
+             ? chosen
+             : cuact::fit_policy(selector.select(request, chosen, selector.context), request.work);
+}
+}  // namespace
+
+TEST_CASE("scoped_policy: a forced policy or a selector reaches the launch, then is undone",
+          "[cpu][policy]") {
+  using cuact::detail::cost_hint;
+  const cuact::policy_request request{
+      model_h200, {16, 32, 90}, {cost_hint::light}, {std::size_t(1) << 24, 3, 16, 8, 2, 2}};
+  const cuact::policy model = launched(request);
+  REQUIRE_FALSE(cuact::detail::policy_overridden());
+  {
+    const cuact::scoped_policy forced{cuact::policy{0, 512, 2, 4, true}};
+    CHECK(cuact::detail::policy_overridden());
+    const cuact::policy p = launched(request);
+    CHECK(p.threads_per_block == 512);
+    CHECK(p.vectors_per_thread == 2);
+    CHECK(p.passes == 4);
+    // blocks 0: as many as cover the work once
+    CHECK(p.blocks == ((std::size_t(1) << 24) + 2 * 4 - 1) / (2 * 4) / 512);
+    {
+      // nested: the inner override wins, and vectors beyond the kernel's cap are capped
+      const cuact::scoped_policy inner{
+          cuact::policy{9, 64, 8, 1, false, 1024, cuact::algorithm::bulk_tiles}};
+      const cuact::policy q = launched(request);
+      CHECK(q.blocks == 9);
+      CHECK(q.threads_per_block == 64);
+      CHECK(q.vectors_per_thread == 2);
+      CHECK(q.dynamic_shared_bytes == 1024);
+      CHECK(q.algorithm == cuact::algorithm::bulk_tiles);
+    }
+    CHECK(launched(request).threads_per_block == 512);  // the outer one again
+  }
+  CHECK_FALSE(cuact::detail::policy_overridden());
+  CHECK(launched(request).threads_per_block == model.threads_per_block);
+  {
+    const unsigned halve = 2;
+    const cuact::scoped_policy selected{cuact::policy_selector{half_the_threads, &halve}};
+    const cuact::policy p = launched(request);
+    CHECK(p.threads_per_block == model.threads_per_block / 2);
+    CHECK(p.vectors_per_thread == model.vectors_per_thread);
+    CHECK(std::size_t(p.blocks) * p.threads_per_block * p.vectors_per_thread * p.passes >=
+          request.work.vectors);
+  }
+  // another host thread keeps select_policy's choices (the selector is per thread)
+  const cuact::scoped_policy forced{cuact::policy{0, 512, 1, 1, true}};
+  unsigned other = 0;
+  std::thread([&] { other = launched(request).threads_per_block; }).join();
+  CHECK(other == model.threads_per_block);
 }

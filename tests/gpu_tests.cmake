@@ -21,3 +21,5 @@ cuact_add_test(NAME gpu_accuracy KIND gpu SOURCES gpu_accuracy.cu)
 cuact_add_test(NAME gpu_table KIND gpu SOURCES gpu_table.cu)
 # Bulk tiles (detail/kernels/bulk_tile.cuh) launched directly on odd grids, against the reference.
 cuact_add_test(NAME gpu_bulk KIND gpu SOURCES gpu_bulk.cu)
+# cuact::scoped_policy: forced policies give the bits of select_policy's launch.
+cuact_add_test(NAME gpu_policy KIND gpu SOURCES gpu_policy.cu)

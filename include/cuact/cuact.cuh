@@ -29,6 +29,7 @@
 #include "forward.cuh"
 #include "fused.cuh"
 #include "gate.cuh"
+#include "policy.cuh"
 #include "relu_mask.cuh"
 #include "transform.cuh"
 #include "version.cuh"

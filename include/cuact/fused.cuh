@@ -44,37 +44,12 @@ namespace cuact {
 
 // ---- composition ------------------------------------------------------------------------------
 
-namespace detail {
-
-/// A composition's cost hint: heavy when either part declares heavy, light when both declare
-/// light, undeclared (estimated) otherwise.
-template <cost_hint F, cost_hint G>
-struct composed_cost {};
-template <cost_hint G>
-struct composed_cost<cost_hint::heavy, G> {
-  static constexpr bool is_heavy = true;
-};
-template <>
-struct composed_cost<cost_hint::light, cost_hint::heavy> {
-  static constexpr bool is_heavy = true;
-};
-template <>
-struct composed_cost<cost_hint::estimate, cost_hint::heavy> {
-  static constexpr bool is_heavy = true;
-};
-template <>
-struct composed_cost<cost_hint::light, cost_hint::light> {
-  static constexpr bool is_heavy = false;
-};
-
-}  // namespace detail
-
 /// The activation alpha * x + beta (alpha and beta rounded to the compute type). Its derivative is
 /// alpha, from the input or the output. Composed after another activation it scales that one's
 /// output: x * sigmoid(1.702 x) = compose(linear{1 / 1.702}, affine(silu{}, 1.702)).
 struct linear {
   /// Cost hint (activation.cuh): light.
-  static constexpr bool is_heavy = false;
+  static constexpr cuact::cost cost = cuact::cost::light;
   /// Slope (default 1.0).
   double alpha = 1.0;
   /// Offset (default 0.0).
@@ -100,14 +75,9 @@ struct linear {
 /// compute type). Build with cuact::affine(act, alpha, beta). Derivatives by the chain rule:
 /// alpha * act'(alpha * x + beta); from the output, alpha * act'(from y) where act has that; a
 /// selection gradient (relu's) stays a selection: act.gradient(alpha * dy, alpha * x + beta).
-/// Carries act's is_heavy, is_heavy_from_output, has_long_16bit_math and has_short_float_math
-/// (one multiply-add more).
+/// Carries act's cost hints and math lengths (tuning_traits; one multiply-add more).
 template <class Activation>
-struct affine_activation : detail::cost_hint_of<Activation> {
-  /// Act's (activation.cuh: has_long_16bit_math).
-  static constexpr bool has_long_16bit_math = detail::has_long_16bit_math_of<Activation>;
-  /// Act's (activation.cuh: has_short_float_math).
-  static constexpr bool has_short_float_math = detail::has_short_float_math_of<Activation>;
+struct affine_activation : detail::tuning_of_affine<Activation> {
   /// The activation applied to alpha * x + beta.
   Activation act;
   /// Input scale (default 1.0).
@@ -162,12 +132,9 @@ constexpr affine_activation<Activation> affine(Activation act, double alpha, dou
 /// (each part's gradient is its own `gradient` where it has one, else dy * derivative), so
 /// selections stay selections; `derivative` = f'(g(x)) * g'(x) where both have derivatives.
 /// No backward from the output (it would need g(x)). Heavy when either part is; short float math
-/// (activation.cuh: has_short_float_math) is not carried: two short parts make a longer one.
+/// (tuning_traits) is not carried: two short parts make a longer one.
 template <class F, class G>
-struct composition : detail::composed_cost<detail::declared_cost<F>, detail::declared_cost<G>> {
-  /// Long 16-bit math when either part's is (activation.cuh: has_long_16bit_math).
-  static constexpr bool has_long_16bit_math =
-      detail::has_long_16bit_math_of<F> || detail::has_long_16bit_math_of<G>;
+struct composition : detail::tuning_of_composition<F, G> {
   /// The outer activation.
   F f;
   /// The inner activation.
@@ -218,13 +185,10 @@ using product_accuracy =
                              rounded_to<C>, rounded_to<Out>>;
 }  // namespace detail
 
-/// out = gate(a, b) (gate.cuh), the gate at detail::product_accuracy<Out>. Carries the cost hints
-/// of detail::gate_hint_source_t<Gate> (an activation_gate's: its activation's).
+/// out = gate(a, b) (gate.cuh), the gate at detail::product_accuracy<Out>. Carries the tuning
+/// traits of detail::gate_hint_source_t<Gate> (an activation_gate's: its activation's).
 template <class Gate, class Out>
-struct gate_op : detail::cost_hint_of<detail::gate_hint_source_t<Gate>> {
-  /// The source's: a forward (activation.cuh: has_long_16bit_math).
-  static constexpr bool has_long_16bit_math =
-      detail::has_long_16bit_math_of<detail::gate_hint_source_t<Gate>>;
+struct gate_op : detail::tuning_of_gated<detail::gate_hint_source_t<Gate>> {
   /// The gate.
   Gate gate;
   /// gate(a, b).
@@ -238,7 +202,7 @@ struct gate_op : detail::cost_hint_of<detail::gate_hint_source_t<Gate>> {
 /// (da, db) = gate_gradient(gate, dy, a, b) (gate.cuh), at detail::product_accuracy<Out> as
 /// gate_op.
 template <class Gate, class Out>
-struct gate_gradient_op : detail::cost_hint_of<detail::gate_hint_source_t<Gate>> {
+struct gate_gradient_op : detail::tuning_of_activation<detail::gate_hint_source_t<Gate>> {
   /// The gate.
   Gate gate;
   /// (da, db) for inputs a, b and upstream gradient dy.
@@ -258,9 +222,9 @@ template <class Activation, class Out>
 using gated_gradient_op = gate_gradient_op<activation_gate<Activation>, Out>;
 
 /// out = act(x + bias), x + bias in the compute type (not rounded to the storage type first).
-/// A forward: it carries the activation's forward hint (gelu's `is_compute_bound`).
+/// A forward: it carries the activation's forward hint (gelu's `cost::compute_bound`).
 template <class Activation, class Out>
-struct bias_op : detail::forward_cost_hint_of<Activation> {
+struct bias_op : detail::tuning_of_forward<Activation> {
   /// The activation.
   Activation act;
   /// act(x + bias).
@@ -272,7 +236,7 @@ struct bias_op : detail::forward_cost_hint_of<Activation> {
 
 /// dx = dy * act'(x + bias) (act's gradient where it has one).
 template <class Activation, class Out>
-struct bias_gradient_op : detail::cost_hint_of<Activation> {
+struct bias_gradient_op : detail::tuning_of_activation<Activation> {
   /// The activation.
   Activation act;
   /// dx for input x, bias and upstream gradient dy.
@@ -292,7 +256,7 @@ namespace detail {
 /// Vectors start at multiples of the vector width (x, out and bias aligned to it; cols a multiple
 /// of it: flat_bias_applies), so a vector lies in one row and its bias vector is aligned.
 template <class Activation, class T, class Out>
-struct flat_bias_op : forward_cost_hint_of<Activation> {
+struct flat_bias_op : tuning_of_forward<Activation> {
   static constexpr bool takes_element_index = true;
   static constexpr bool takes_vector_index = true;
   /// act(x + bias) on compute-type values: the walk's op, so both paths give the same results.
@@ -347,7 +311,7 @@ struct flat_bias_op : forward_cost_hint_of<Activation> {
 /// act(x) * scale, keeping max |act(x)| in *amax (quantize_thread points it at a variable of the
 /// calling thread). The math is forward_op's at the accuracy of Out.
 template <class Activation, class Out>
-struct amax_op : cost_hint_of<Activation> {
+struct amax_op : tuning_of_activation<Activation> {
   Activation act;
   float scale;
   float* amax;

@@ -18,7 +18,7 @@
 ///     template <class C> __host__ __device__ cuda::std::tuple<C, C> gradient(C dy, C a, C b) const;
 ///
 /// C is the compute type (float for 16-bit and 8-bit storage, double for double). Each member may
-/// take a trailing accuracy tag (activation.cuh: rounded_to), and `is_heavy` is the cost hint, as
+/// take a trailing accuracy tag (activation.cuh: rounded_to), and `cost` is the cost hint, as
 /// for activations. Parameters are public `double` members with defaults.
 ///
 /// Built in: activation_gate (act(a) * b: SwiGLU, GeGLU, ReGLU, GLU; what fused.cuh's gated_*
@@ -180,7 +180,7 @@ struct gate_hint_source<activation_gate<Activation>> {
 /// db = -limit <= b <= limit ? dy * silu_alpha(min(a, limit)) : 0.
 struct clamped_swiglu {
   /// Cost hint (activation.cuh): heavy (an exponential and a division).
-  static constexpr bool is_heavy = true;
+  static constexpr cuact::cost cost = cuact::cost::heavy;
   /// The sigmoid's input scale (default 1.702, gpt-oss's).
   double alpha = 1.702;
   /// The clamp bound (default 7.0, gpt-oss's).

@@ -23,6 +23,11 @@
 
 namespace cuact {
 
+/// The mask backward's op is a select (its call passes the light hint): light in its traits too,
+/// so its bulk-tile kernel exists (dispatch.cuh: may_take_bulk_tiles_v).
+template <class T>
+struct tuning_traits<detail::masked_gradient<T>> : tuning_defaults<detail::cost_hint::light> {};
+
 /// Number of 32-bit mask words for n elements.
 CUACT_HOST_DEVICE constexpr std::size_t relu_mask_words(std::size_t n) {
   return detail::mask_words(n);

@@ -25,8 +25,8 @@ namespace cuact {
 ///   float.
 /// - `op` is called with one compute-type value per input (after the element index, for an op
 ///   declaring `takes_element_index = true`) and returns the output's value, or a
-///   cuda::std::tuple of values for several outputs. It may declare `is_heavy` or
-///   `is_compute_bound` (activation.cuh).
+///   cuda::std::tuple of values for several outputs. It may declare a `cost`
+///   hint (activation.cuh).
 /// - An input may be exactly one of the outputs (in place: same pointer, same byte size); any
 ///   other overlap of an output with any array is cudaErrorInvalidValue. Inputs may overlap.
 /// - Returns cudaSuccess without a launch when n == 0; cudaErrorInvalidValue for a null or

@@ -41,7 +41,7 @@ def source(name, forward, derivative=None, derivative_from_output=None, params=N
         members.rstrip("\n"),
     ]
     if heavy is not None:
-        lines.append(f"  static constexpr bool is_heavy = {'true' if heavy else 'false'};")
+        lines.append(f"  static constexpr cuact::cost cost = cuact::cost::{'heavy' if heavy else 'light'};")
     lines += [
         "  template <class C>",
         f"  __host__ __device__ C operator()(C x) const {{ {_body(forward)} }}",
@@ -179,7 +179,7 @@ class _Family:
         """The functor's C++ text and, per part, its first line in the full source."""
         lines = [f"  double {p} = {float(v)!r};" for p, v in self.params.items()]
         if heavy is not None:
-            lines.append(f"  static constexpr bool is_heavy = {'true' if heavy else 'false'};")
+            lines.append(f"  static constexpr cuact::cost cost = cuact::cost::{'heavy' if heavy else 'light'};")
         starts = {}
         members = {"forward": ("operator()", "x"), "derivative": ("derivative", "x"),
                    "derivative_from_output": ("derivative_from_output", "y"),

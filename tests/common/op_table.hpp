@@ -1,7 +1,7 @@
 // The one op table: every activation cuact ships, with what tests and benchmarks need to know of
 // it. Tests (CPU grid simulation, exhaustive 16-bit accuracy, GPU suite, fuzz, finite differences)
 // and every bench mode iterate it with for_each_activation; adding an activation is its struct in
-// include/cuact/activations.cuh, one row here, and its README line.
+// its family's file, include/cuact/activations/*.cuh, one row here, and its README line.
 //
 // Host code only (references are evaluated in long double on the CPU); include from .cu or .cpp
 // files. Rows tell the accuracy tests (accuracy.hpp, cpu_accuracy, gpu_accuracy) what each

@@ -285,13 +285,23 @@ auto bulk_params_of(
   return with_op(params, static_cast<const Op&>(params.op));
 }
 
-/// Params whose launches may run as bulk tiles (launch.cuh: takes_bulk_tiles): one input, one
-/// output, both 16-bit, both float or both double (any data under CUACT_BULK_TILES 2), fitting the
-/// kernel (bulk_tiles_fit_v). Only these instantiate bulk_tile_kernel.
+/// Params whose launches may run as bulk tiles (policy.cuh: takes_bulk_tiles): one input, one
+/// output, both 16-bit, both float or both double, fitting the kernel (bulk_tiles_fit_v). Only
+/// these instantiate bulk_tile_kernel.
+/// Whether an op's traits let it run as bulk tiles (takes_bulk_tiles: light, or heavy and gaining
+/// from them): the bulk-tile kernel is not instantiated for other ops (compute-bound forwards,
+/// heavy ones without the gain, functors without a hint), which never take it.
+template <class Op>
+inline constexpr bool may_take_bulk_tiles_v =
+    declared_cost<Op> == cost_hint::light || forward_cost<Op> == cost_hint::light ||
+    gains_from_bulk_tiles_of<Op>;
+
 template <class Params>
 inline constexpr bool bulk_tiles_considered_v =
-    bulk_tiles_fit_v<Params>&& Params::num_inputs == 1 && Params::num_outputs == 1 &&
-    (CUACT_BULK_TILES == 2 || Params::bytes_per_element == 4 || Params::bytes_per_element == 8 ||
+    bulk_tiles_fit_v<Params>&& may_take_bulk_tiles_v<decltype(Params::op)>&& Params::num_inputs ==
+        1 &&
+    Params::num_outputs == 1 &&
+    (Params::bytes_per_element == 4 || Params::bytes_per_element == 8 ||
      Params::bytes_per_element == 16);
 
 /// The launch launch_modelled makes: its shape, and whether bulk_tile_kernel runs it rather than
@@ -320,9 +330,15 @@ cudaError_t choose_bulk_tiles(const Params& params, int device, [[maybe_unused]]
         status != cudaSuccess) {
       return status;
     }
-    if (takes_bulk_tiles(device_info, bulk_facts, hint,
-                         gains_from_bulk_tiles_of<decltype(params.op)>, plan.shape, params.vectors,
-                         Params::bytes_per_element, Params::arrays_per_element)) {
+    // under a scoped_policy its algorithm decides, where the launch can run as bulk tiles
+    const bool take = policy_overridden()
+                          ? plan.shape.algorithm == algorithm::bulk_tiles &&
+                                bulk_tiles_fit(bulk_facts, params.vectors)
+                          : takes_bulk_tiles(device_info, bulk_facts, hint,
+                                             gains_from_bulk_tiles_of<decltype(params.op)>,
+                                             plan.shape, params.vectors, Params::bytes_per_element,
+                                             Params::arrays_per_element);
+    if (take) {
       plan.bulk_tiles = true;
       plan.shape = bulk_tile_launch_shape(
           plan.shape, params.vectors,
@@ -344,7 +360,10 @@ cudaError_t plan_launch(Params& params, int device, cost_hint hint, bool may_tak
     return status;
   }
   params.vectors_per_thread = plan.shape.vectors_per_thread;
-  return may_take_bulk_tiles ? choose_bulk_tiles(params, device, hint, plan) : cudaSuccess;
+  const cudaError_t status =
+      may_take_bulk_tiles ? choose_bulk_tiles(params, device, hint, plan) : cudaSuccess;
+  if (!plan.bulk_tiles) plan.shape.algorithm = algorithm::elementwise;  // what runs it
+  return status;
 }
 
 /// The kernel that runs params as `plan` says, for its facts (the bench reports them). A bulk-tile
@@ -427,9 +446,6 @@ cudaError_t run_elementwise(Op op, const output_arrays<Out...>& outputs, std::si
   }
   return launch_elementwise(params, device, hint, stream);
 }
-
-/// Elements a thread walking columns (rows_kernel with broadcast inputs) covers at least.
-inline constexpr unsigned min_walk_elements = 16;
 
 /// The row-wise sibling of launch_elementwise, for arrays validated on `device` (run_rows):
 /// launches rows_kernel: for each row r, outputs[m] + r * output_pitch[m] and inputs[k] + r *

@@ -29,13 +29,6 @@ inline std::size_t checked_elements(std::size_t rows, std::size_t cols, std::siz
   return per_row == 0 ? 0 : checked_bytes(rows, per_row);
 }
 
-/// Blocks a quantize grid keeps at least when run_quantize shortens it: several waves of any
-/// current GPU (132 SMs x 16 blocks of 128 threads is 2112).
-inline constexpr unsigned quantize_min_blocks = 8192;
-
-/// Threads per block a direct quantize of a light op takes at least (quantize_launch_shape).
-inline constexpr unsigned quantize_light_min_threads = 256;
-
 /// The direct quantize's shape from the model's (`model`, its amax counted as a third array).
 /// Each block ends in a reduction (two rounds of warp shuffles, a barrier) and an atomicMax on
 /// the one amax, so:
@@ -58,14 +51,6 @@ inline launch_shape quantize_launch_shape(launch_shape model) {
   }
   return model;
 }
-
-/// Passes of a tabulated quantize (bf16 to fp8 through a float table: kernels/table.cuh,
-/// bf16_table_quantize_op): one 16-element vector per thread, blocks of
-/// tabulated_quantize_threads_per_block, on every device. Each block copies a 32 KiB table into
-/// shared memory before it starts, twice the tabulated forward's, for fewer bytes of data per
-/// element (3 against 4), so blocks take many passes to amortise it; past this count the gain
-/// stops, and a persistent grid (one block per resident slot, one copy each) was slower.
-inline constexpr unsigned tabulated_quantize_passes = 32;
 
 /// The shape of a tabulated quantize over `vectors` 16-element vectors and `scalars` scalars.
 inline launch_shape tabulated_quantize_launch_shape(std::size_t vectors, std::size_t scalars) {
