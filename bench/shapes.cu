@@ -143,9 +143,9 @@ int run_shapes(const device_info& device, const options& opts) {
       for (const int passes : passes_list) {
         std::vector<std::string> cells{format("%u x %d", vectors, passes)};
         for (const unsigned block : block_sizes) {
-          const cuact::scoped_policy forced{cuact::policy{
-              0, block, vectors, static_cast<unsigned>(passes), model.heavy, 0,
-              cuact::algorithm::elementwise}};
+          const cuact::scoped_policy forced{
+              cuact::policy{0, block, vectors, static_cast<unsigned>(passes), model.heavy, 0,
+                            cuact::algorithm::elementwise}};
           const timing t = measure(
               stream, [&](std::int64_t) { return e->cuact(args, stream); }, options);
           const double rate = gbps(bytes, t.ms_per_call);

@@ -101,11 +101,10 @@ std::size_t check_clamped(const cuact::clamped_swiglu& gate, T a, T b, T dy) {
   const std::string off =
       clamped_off<T>(gate, a, b, dy, out, from_compute<T>(da), from_compute<T>(db));
   if (off.empty()) return 0;
-  FAIL_CHECK(type_name<T>() << off << ": a=" << describe(a) << " b=" << describe(b)
-                            << " dy=" << describe(dy) << " alpha=" << gate.alpha
-                            << " limit=" << gate.limit << " out " << describe(out) << " da "
-                            << describe(from_compute<T>(da)) << " db "
-                            << describe(from_compute<T>(db)));
+  FAIL_CHECK(type_name<T>() << off << ": a=" << describe(a) << " b=" << describe(b) << " dy="
+                            << describe(dy) << " alpha=" << gate.alpha << " limit=" << gate.limit
+                            << " out " << describe(out) << " da " << describe(from_compute<T>(da))
+                            << " db " << describe(from_compute<T>(db)));
   return 1;
 }
 
@@ -207,7 +206,7 @@ TEST_CASE("gate: activation_gate is act(a) * b with the GLU backward", "[cpu][ga
   CHECK(cuda::std::get<1>(reglu.gradient(2.0, 1.5, 3.0)) == 3.0);
   const cuact::activation_gate<cuact::silu> swiglu{};
   for (double x = -8; x <= 8; x += 0.25) {
-    CHECK(swiglu(x, 0.75) == cuact::silu{}(x) * 0.75);
+    CHECK(swiglu(x, 0.75) == cuact::silu{}(x)*0.75);
     CHECK(cuda::std::get<0>(swiglu.gradient(2.0, x, 0.75)) == 1.5 * cuact::silu{}.derivative(x));
   }
 }
@@ -234,7 +233,8 @@ TEMPLATE_TEST_CASE("gate: packed clamped SwiGLU rows under simulated grids", "[c
         for (std::size_t r = 0; r < rows; ++r) {
           for (std::size_t c = 0; c < cols; ++c) {
             const T* row = ab.data() + r * 2 * cols;
-            const T want = from_compute<T>(op(to_compute(row[a_at + c]), to_compute(row[b_at + c])));
+            const T want =
+                from_compute<T>(op(to_compute(row[a_at + c]), to_compute(row[b_at + c])));
             REQUIRE(same_result(out[r * cols + c], want));
           }
         }

@@ -49,8 +49,7 @@ struct clamped_reference {
 template <class T>
 std::string clamped_off(const cuact::clamped_swiglu& gate, T a, T b, T dy, T out, T da, T db) {
   using C = cuact::detail::compute_t<T>;
-  const clamped_reference<T> ref(to_double(a), to_double(b), to_double(dy), gate.alpha,
-                                 gate.limit);
+  const clamped_reference<T> ref(to_double(a), to_double(b), to_double(dy), gate.alpha, gate.limit);
   const double ulps = float_ulps<T>() + 2;
   const double tiny = ulp_of<C>(0.0);
   const double xa = std::fabs(std::fmin(to_double(a), ref.limit));

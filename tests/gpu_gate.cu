@@ -77,11 +77,18 @@ bool same_bytes(const std::vector<T>& x, const std::vector<T>& y) {
 template <class T>
 std::vector<T> gate_inputs(std::uint64_t seed, std::size_t n, double limit) {
   std::vector<T> v = hashed<T>(seed, n);
-  const double edges[] = {limit, -limit, limit + ulp_of<T>(limit), -limit - ulp_of<T>(limit),
-                          limit - ulp_of<T>(limit), -1.0, 0.0, -0.0,
+  const double edges[] = {limit,
+                          -limit,
+                          limit + ulp_of<T>(limit),
+                          -limit - ulp_of<T>(limit),
+                          limit - ulp_of<T>(limit),
+                          -1.0,
+                          0.0,
+                          -0.0,
                           std::numeric_limits<double>::infinity(),
                           -std::numeric_limits<double>::infinity(),
-                          std::numeric_limits<double>::quiet_NaN(), ulp_of<T>(0.0)};
+                          std::numeric_limits<double>::quiet_NaN(),
+                          ulp_of<T>(0.0)};
   for (std::size_t i = 0; i < n; i += 7) v[i] = round_to<T>(edges[(i / 7 + seed) % 12]);
   return v;
 }
@@ -90,8 +97,8 @@ std::vector<T> gate_inputs(std::uint64_t seed, std::size_t n, double limit) {
 struct tally_off {
   std::size_t count = 0;
   template <class T>
-  void check(const cuact::clamped_swiglu& g, const char* what, std::size_t i, T a, T b, T dy,
-             T out, T da, T db) {
+  void check(const cuact::clamped_swiglu& g, const char* what, std::size_t i, T a, T b, T dy, T out,
+             T da, T db) {
     const std::string off = clamped_off<T>(g, a, b, dy, out, da, db);
     if (off.empty() || ++count > 6) return;
     FAIL_CHECK(what << off << " at " << i << ": a=" << describe(a) << " b=" << describe(b)
@@ -141,8 +148,8 @@ TEMPLATE_TEST_CASE("gpu gate: clamped SwiGLU, separate, in place and packed", "[
       device_array<T> da_(a, offset), db_(b, offset), ddy(dy, offset), dout(n, offset),
           dda(n, offset), ddb(n, offset);
       CUDA_REQUIRE(cuact::gate_forward(gate, da_.get(), db_.get(), dout.get(), n));
-      CUDA_REQUIRE(cuact::gate_backward(gate, da_.get(), db_.get(), ddy.get(), dda.get(),
-                                        ddb.get(), n));
+      CUDA_REQUIRE(
+          cuact::gate_backward(gate, da_.get(), db_.get(), ddy.get(), dda.get(), ddb.get(), n));
       CHECK(dout.guard_intact());
       CHECK(dda.guard_intact());
       CHECK(ddb.guard_intact());
@@ -153,7 +160,8 @@ TEMPLATE_TEST_CASE("gpu gate: clamped SwiGLU, separate, in place and packed", "[
       // in place: the forward over a, then the backward with da over a and db over b
       device_array<T> ia(a, offset), ib(b, offset), iout(a, offset);
       CUDA_REQUIRE(cuact::gate_forward(gate, iout.get(), ib.get(), iout.get(), n));
-      CUDA_REQUIRE(cuact::gate_backward(gate, ia.get(), ib.get(), ddy.get(), ia.get(), ib.get(), n));
+      CUDA_REQUIRE(
+          cuact::gate_backward(gate, ia.get(), ib.get(), ddy.get(), ia.get(), ib.get(), n));
       CHECK(same_bytes(iout.download(), out));
       CHECK(same_bytes(ia.download(), ga));
       CHECK(same_bytes(ib.download(), gb));
@@ -162,14 +170,14 @@ TEMPLATE_TEST_CASE("gpu gate: clamped SwiGLU, separate, in place and packed", "[
   }
 }
 
-TEMPLATE_TEST_CASE("gpu gate: packed clamped SwiGLU, both halves, backward in place",
-                   "[gpu][gate]", float, __nv_bfloat16, __half, double) {
+TEMPLATE_TEST_CASE("gpu gate: packed clamped SwiGLU, both halves, backward in place", "[gpu][gate]",
+                   float, __nv_bfloat16, __half, double) {
   using T = TestType;
   const cuact::clamped_swiglu gate{1.5, 3.0};
   struct shape {
     std::size_t rows, cols, offset;
   };
-  const shape shapes[] = {{1, 1, 0}, {1, 1, 1}, {3, 5, 0},   {3, 5, 1},    {7, 64, 0},
+  const shape shapes[] = {{1, 1, 0},  {1, 1, 1}, {3, 5, 0},    {3, 5, 1},     {7, 64, 0},
                           {7, 64, 3}, {2, 8, 1}, {1000, 1, 0}, {33, 1000, 0}, {129, 257, 5}};
   for (const shape s : shapes) {
     for (const cuact::gate_half half : {cuact::gate_half::first, cuact::gate_half::second}) {
@@ -207,8 +215,8 @@ TEST_CASE("gpu gate: a user's gate with partial derivatives only", "[gpu][gate]"
   const auto a = hashed<float>(8, n), b = hashed<float>(9, n), dy = hashed<float>(10, n);
   device_array<float> da_(a, 1), db_(b, 1), ddy(dy, 1), dout(n, 1), dda(n, 1), ddb(n, 1);
   CUDA_REQUIRE(cuact::gate_forward(product_plus{}, da_.get(), db_.get(), dout.get(), n));
-  CUDA_REQUIRE(
-      cuact::gate_backward(product_plus{}, da_.get(), db_.get(), ddy.get(), dda.get(), ddb.get(), n));
+  CUDA_REQUIRE(cuact::gate_backward(product_plus{}, da_.get(), db_.get(), ddy.get(), dda.get(),
+                                    ddb.get(), n));
   const auto out = dout.download(), ga = dda.download(), gb = ddb.download();
   std::size_t bad = 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -237,9 +245,9 @@ TEST_CASE("gpu gate: errors with cudaError_t and a detail, nothing written", "[g
   const float* odd = reinterpret_cast<const float*>(reinterpret_cast<const char*>(d.get()) + 1);
   rejected(cuact::gate_forward(gate, odd, d.get() + 16, d.get() + 32, 8), "misaligned a");
   rejected(cuact::gate_forward(gate, d.get(), d.get() + 16, d.get() + 1, 8), "out overlaps a");
-  rejected(cuact::gate_backward(gate, d.get(), d.get() + 8, d.get() + 16, d.get() + 32,
-                                d.get() + 33, 8),
-           "da overlaps db");
+  rejected(
+      cuact::gate_backward(gate, d.get(), d.get() + 8, d.get() + 16, d.get() + 32, d.get() + 33, 8),
+      "da overlaps db");
   rejected(cuact::gate_forward_packed(gate, pageable.data(), d.get(), 2, 4), "pageable ab");
   rejected(cuact::gate_backward_packed(gate, d.get(), d.get() + 16, d.get() + 1, 2, 4),
            "dab overlaps ab");

@@ -347,10 +347,9 @@ template <int VecWidth = auto_width, class Gate, class T, class U>
 cudaError_t gate_forward(Gate gate, const T* a, const T* b, U* out, cuda::std::size_t n,
                          cudaStream_t stream = nullptr) {
   check_gate<Gate, detail::compute_t<T>>();
-  return detail::run_elementwise<VecWidth>(gate_op<Gate, U>{{}, gate}, outputs(out), n,
-                                           inputs(a, b), stream,
-                                           detail::declared_cost<detail::gate_hint_source_t<Gate>>,
-                                           detail::every_input_in_place);
+  return detail::run_elementwise<VecWidth>(
+      gate_op<Gate, U>{{}, gate}, outputs(out), n, inputs(a, b), stream,
+      detail::declared_cost<detail::gate_hint_source_t<Gate>>, detail::every_input_in_place);
 }
 
 /// (da[i], db[i]) = gate_gradient(gate, dy[i], a[i], b[i]) (gate.cuh), in one pass (reads a, b,

@@ -65,8 +65,8 @@ CUACT_DETAIL_GATE_TRAIT(has_gate_gradient, gradient, 1.0f, 1.0f, 1.0f)
 /// takes one, else without (activation.cuh's invoke_forward rule).
 #define CUACT_DETAIL_GATE_INVOKE(name, member)                                                  \
   template <class R, class G, class C>                                                          \
-  CUACT_HOST_DEVICE auto name(preferred, const G& gate, C a, C b)->decltype(gate.member(a, b,   \
-                                                                                         R{})) { \
+  CUACT_HOST_DEVICE auto name(preferred, const G& gate, C a, C b)                               \
+      ->decltype(gate.member(a, b, R{})) {                                                      \
     return gate.member(a, b, R{});                                                              \
   }                                                                                             \
   template <class R, class G, class C>                                                          \
@@ -75,14 +75,13 @@ CUACT_DETAIL_GATE_TRAIT(has_gate_gradient, gradient, 1.0f, 1.0f, 1.0f)
   }
 CUACT_DEVICE_RULE_BEGIN  // a gate's members must be __device__ (config.cuh)
 CUACT_DETAIL_GATE_INVOKE(invoke_partial_a, partial_a)
-CUACT_DETAIL_GATE_INVOKE(invoke_partial_b, partial_b)
-CUACT_DEVICE_RULE_END
+    CUACT_DETAIL_GATE_INVOKE(invoke_partial_b, partial_b) CUACT_DEVICE_RULE_END
 #undef CUACT_DETAIL_GATE_INVOKE
 
-/// The type whose cost hints a gate's kernels carry: the gate's own; activation_gate's, its
-/// activation's (specialised below).
-template <class Gate>
-struct gate_hint_source {
+    /// The type whose cost hints a gate's kernels carry: the gate's own; activation_gate's, its
+    /// activation's (specialised below).
+    template <class Gate>
+    struct gate_hint_source {
   using type = Gate;
 };
 template <class Gate>
@@ -103,9 +102,9 @@ CUACT_HOST_DEVICE C clamp_between(C x, C lo, C hi) {
 
 /// Whether Gate has a backward: gradient(dy, a, b), or both partial_a and partial_b.
 template <class Gate>
-inline constexpr bool has_gate_backward_v =
-    detail::has_gate_gradient<Gate> ||
-    (detail::has_gate_partials_a<Gate> && detail::has_gate_partials_b<Gate>);
+inline constexpr bool has_gate_backward_v = detail::has_gate_gradient<Gate> ||
+                                            (detail::has_gate_partials_a<Gate> &&
+                                             detail::has_gate_partials_b<Gate>);
 
 /// Compile-time checks of the gate concept for compute type C (forward).
 template <class Gate, class C>
@@ -113,9 +112,10 @@ constexpr void check_gate() {
   static_assert(cuda::std::is_copy_constructible_v<Gate>,
                 "cuact: a gate must be copyable (it is passed to the kernel by value)");
   // an activation's operator()(C x, R = {}) also takes two arguments, and fails deep inside
-  static_assert(!cuda::std::is_invocable_v<const Gate&, C>,
-                "cuact: this is an activation (operator()(C x)), not a gate: use "
-                "cuact::gated_forward / gated_backward, or the gate cuact::activation_gate<A>{act}");
+  static_assert(
+      !cuda::std::is_invocable_v<const Gate&, C>,
+      "cuact: this is an activation (operator()(C x)), not a gate: use "
+      "cuact::gated_forward / gated_backward, or the gate cuact::activation_gate<A>{act}");
   static_assert(cuda::std::is_invocable_r_v<C, const Gate&, C, C>,
                 "cuact: a gate must provide `template <class C> __host__ __device__ C "
                 "operator()(C a, C b) const`, callable with the compute type C");
@@ -208,7 +208,7 @@ struct clamped_swiglu {
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE cuda::std::tuple<C, C> gradient(C dy, C a, C b, R r = {}) const {
     const C lim = C(limit);
-    const C x = detail::clamp_above(a, lim);  // a <= lim or NaN: x = a
+    const C x = detail::clamp_above(a, lim);           // a <= lim or NaN: x = a
     const cuda::std::pair<C, C> s = silu_alpha(x, r);  // (silu_alpha(x), silu_alpha'(x))
     const C up = detail::clamp_between(b, -lim, lim) + C(1);
     // a selection, not a product with a 0/1 mask: dy = inf gives 0 outside the range, as PyTorch

@@ -369,8 +369,8 @@ struct fused_family<Policy, std::index_sequence<I...>> {
 
   static Tensor packed_kernel(const Tensor& ab, as_double<I>... p, bool activate_first) {
     const std::string op = op_name("gated_", "_packed");
-    return gate_ops::packed(gate_t{activation_family::checked_policy(op, p...)}, ab,
-                            activate_first, op);
+    return gate_ops::packed(gate_t{activation_family::checked_policy(op, p...)}, ab, activate_first,
+                            op);
   }
 
   static Tensor packed_backward_kernel(const Tensor& grad, const Tensor& ab, as_double<I>... p,
@@ -779,8 +779,7 @@ struct gate_family<Gate, std::index_sequence<I...>> {
     const std::string op = op_name("_backward");
     return kernels::backward(params_family::make(p...), grad, a, b, op);
   }
-  static void backward_inplace_kernel(const Tensor& grad, Tensor& a, Tensor& b,
-                                      as_double<I>... p) {
+  static void backward_inplace_kernel(const Tensor& grad, Tensor& a, Tensor& b, as_double<I>... p) {
     const std::string op = op_name("_backward_");
     kernels::backward_inplace(params_family::make(p...), grad, a, b, op);
   }
