@@ -329,7 +329,20 @@ cudaError_t choose_launch_shape(void (*kernel)(Params), int device, cost_hint hi
        max_vectors_per_thread, min_vectors_per_thread}};
   shape = select_policy(request.device, request.kernel, request.op, request.work);
   if (const policy_selector& selector = current_policy_selector(); selector.select != nullptr) {
-    shape = fit_policy(selector.select(request, shape, selector.context), request.work);
+    policy forced = selector.select(request, shape, selector.context);
+    // A block larger than this kernel can launch (its registers, its launch bounds) is fitted
+    // down to whole warps, as vectors are fitted to the kernel's cap: the loop grid-strides, so
+    // any grid stays correct, where launching it would fail.
+    cudaFuncAttributes attributes{};
+    if (const cudaError_t status = cudaFuncGetAttributes(&attributes, kernel);
+        status != cudaSuccess) {
+      return status;
+    }
+    const auto max_threads = static_cast<unsigned>(attributes.maxThreadsPerBlock);
+    if (forced.threads_per_block > max_threads) {
+      forced.threads_per_block = max_threads >= 32 ? max_threads / 32 * 32 : max_threads;
+    }
+    shape = fit_policy(forced, request.work);
   }
   return cudaSuccess;
 }
