@@ -145,7 +145,7 @@ constexpr cuact::detail::kernel_facts policy_kernels[] = {
 constexpr std::size_t policy_sizes[] = {
     1, 1000, 100000, 1u << 20, 1u << 24, std::size_t(1) << 28, std::size_t(1) << 31};
 
-/// Calls f(device index, device, hint, data, kernel, n, max vectors, passes, min vectors) over
+/// Runs f(device index, device, hint, data, kernel, n, max vectors, passes, min vectors) over
 /// the grid of inputs above.
 template <class F>
 void for_each_policy_input(F&& f) {

@@ -525,7 +525,7 @@ struct family<Policy, std::index_sequence<I...>> {
     if constexpr (sizeof...(I) != 0) ctx->saved_data["params"] = std::vector<double>{p...};
   }
 
-  /// Calls a backward op from an autograd backward: below autograd where grad mode is off (a
+  /// Runs a backward op from an autograd backward: below autograd where grad mode is off (a
   /// plain backward, whose result needs no graph: the boxed autograd fallback of an op without an
   /// autograd kernel would cost every call), through it otherwise (create_graph).
   template <class Op, class... Args>
