@@ -7,12 +7,16 @@ Prints three tables in one run:
 - compile: seconds from `cuact_torch.activation(...)` to the first result in a new process, with an
   empty cache (cold: NVRTC compiles the forward for one dtype), the first backward after it (NVRTC
   compiles the backward), and with the cache the cold process filled (warm: a ready op, no
-  compile); `import torch` and `import cuact_torch` are timed apart. jiterator's
+  compile); `import torch` and `import cuact_torch` are timed apart. A process's first backward
+  pays torch's own one-time imports (torch.autograd's _make_grads imports sympy: seconds), so the
+  child runs torch.selu's first backward before cuact's and prints both. jiterator's
   `_create_jit_fn` and first call with its own empty kernel cache beside it.
 - kernel: median of --reps single calls between CUDA events, L2 flushed before each (_timer.py), of
-  the JIT op (declaring the built-in's cost hint: relu light, selu heavy), the same functor built
-  into cuact's extension (relu and selu, the lean build's), and
-  jiterator's kernel for the same expression; `copy` is y.copy_(x). The relu row `quantize` is
+  the JIT op (declaring the built-in's cost hint: relu light, selu heavy) against the activation of
+  that name built into cuact's extension (relu and selu, the lean build's), and jiterator's kernel
+  for the same expression; `copy` is y.copy_(x). Each functor has two JIT rows: the user's
+  expression, and the built-in's own math (`cuact::NAME{}(x)`, includes=cuact/activations.cuh),
+  which is the same functor, so that row's JIT / built-in is what the JIT path itself costs. The relu row `quantize` is
   quantize_NAME (fp8 e4m3 with amax) of the JIT op against the built-in quantize_relu.
 """
 import argparse
@@ -64,6 +68,12 @@ else:
     torch.cuda.synchronize()
     t3 = time.perf_counter()
     result["first_call"] = t3 - t2
+    xt = x.detach().requires_grad_()
+    torch.selu(xt).backward(torch.ones_like(x))
+    torch.cuda.synchronize()
+    t3b = time.perf_counter()
+    result["torch_first_backward"] = t3b - t3
+    t3 = t3b
     xr = x.detach().requires_grad_()
     op(xr).backward(torch.ones_like(x))
     torch.cuda.synchronize()
@@ -86,8 +96,8 @@ def child(kind, name, dtype, env):
 
 def compile_table(dtypes, functors):
     print("| functor | dtype | path | import cuact_torch (s) | define + first call (s) | "
-          "first backward (s) |")
-    print("|---|---|---|---|---|---|")
+          "torch.selu's first backward (s) | then cuact's first backward (s) |")
+    print("|---|---|---|---|---|---|---|")
     for dtype in dtypes:
         for name in functors:
             with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as kcache:
@@ -96,10 +106,12 @@ def compile_table(dtypes, functors):
                 warm = child("cuact", name, dtype, env)
                 jit = child("jiterator", name, dtype, env)
             print(f"| {name} | {dtype} | cuact NVRTC, cold cache | {cold['import_cuact_torch']:.3f} | "
-                  f"{cold['first_call']:.3f} | {cold['first_backward']:.3f} |")
+                  f"{cold['first_call']:.3f} | {cold['torch_first_backward']:.3f} | "
+                  f"{cold['first_backward']:.3f} |")
             print(f"| {name} | {dtype} | cuact NVRTC, warm cache | {warm['import_cuact_torch']:.3f} | "
-                  f"{warm['first_call']:.4f} | {warm['first_backward']:.4f} |")
-            print(f"| {name} | {dtype} | jiterator, cold cache | - | {jit['first_call']:.3f} | - |",
+                  f"{warm['first_call']:.4f} | {warm['torch_first_backward']:.3f} | "
+                  f"{warm['first_backward']:.4f} |")
+            print(f"| {name} | {dtype} | jiterator, cold cache | - | {jit['first_call']:.3f} | - | - |",
                   flush=True)
 
 
@@ -129,18 +141,25 @@ def kernel_table(shape, reps, dtypes, functors):
             op = cuact_torch.activation("kernel_" + name, forward, derivative=derivative,
                                         namespace="cuact_timing", dtype=x.dtype,
                                         fused=name == "relu", heavy=heavy)
+            same = cuact_torch.activation("same_" + name, f"cuact::{name}{{}}(x)",
+                                          namespace="cuact_timing", dtype=x.dtype, heavy=heavy,
+                                          includes="cuact/activations.cuh")
             built_in = getattr(torch.ops.cuact, name)
             jit = torch.cuda.jiterator._create_jit_fn(code)
             with torch.no_grad():
                 got, want = op(x[:1 << 20]), built_in(x[:1 << 20])
                 torch.testing.assert_close(got, want, rtol=2e-2 if x.element_size() == 2 else 1e-5,
                                            atol=1e-5)
-                t_jit = time_ms(lambda: op(x))
+                torch.testing.assert_close(same(x[:1 << 20]), want)
                 t_built_in = time_ms(lambda: built_in(x))
+                t_jit = time_ms(lambda: op(x))
+                t_same = time_ms(lambda: same(x))
                 t_jiterator = time_ms(lambda: jit(x))
             print(f"| {name} | {dtype_name} | {t_jit:.3f} | {t_built_in:.3f} | "
                   f"{t_jit / t_built_in:.3f} | {t_jiterator:.3f} | {copy:.3f} | {copy / t_jit:.1%} |",
                   flush=True)
+            print(f"| {name}, cuact::{name}'s math | {dtype_name} | {t_same:.3f} | {t_built_in:.3f} | "
+                  f"{t_same / t_built_in:.3f} | - | {copy:.3f} | {copy / t_same:.1%} |", flush=True)
             if name == "relu" and hasattr(torch.ops.cuact, "quantize_relu"):
                 scale = torch.tensor([2.0], device="cuda")
                 jit_q = torch.ops.cuact_timing.quantize_kernel_relu

@@ -15,6 +15,22 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _built = {}  # (namespace, name) -> source hash, for this process
 
 
+_HEADER = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./+-]*$")
+
+
+def _includes(includes):
+    """`includes` as a tuple of header names, each checked: a relative path (no quotes, spaces or
+    ..), as #include <...> takes it."""
+    if isinstance(includes, str):
+        includes = (includes,)
+    headers = tuple(includes)
+    for h in headers:
+        if not isinstance(h, str) or not _HEADER.fullmatch(h) or ".." in h.split("/"):
+            raise ValueError(f"cuact_torch.activation: includes: {h!r} is not a header name such "
+                             "as 'cuact/activations.cuh'")
+    return headers
+
+
 def _body(expression):
     """A member body: statements when the text has `return`, else one returned expression."""
     text = expression.strip()
@@ -24,9 +40,10 @@ def _body(expression):
 
 
 def source(name, forward, derivative=None, derivative_from_output=None, params=None,
-           namespace="cuact_user", heavy=None, fused=False):
+           namespace="cuact_user", heavy=None, fused=False, includes=()):
     """The CUDA source `activation` compiles (public so you can read or vendor it)."""
     params = dict(params or {})
+    includes = _includes(includes)
     for ident in [name, namespace, *params]:
         if not _IDENT.match(ident):
             raise ValueError(f"cuact_torch.activation: {ident!r} is not a C++ identifier")
@@ -35,6 +52,7 @@ def source(name, forward, derivative=None, derivative_from_output=None, params=N
     lines = [
         "#include <cuact/torch_fused.cuh>" if fused else "#include <cuact/torch.cuh>",
         "#include <cmath>",
+        *[f"#include <{h}>" for h in includes],
         "",
         "namespace {",
         f"struct {name}_activation {{",
@@ -69,7 +87,7 @@ def source(name, forward, derivative=None, derivative_from_output=None, params=N
 
 def _activation_load_inline(name, forward, derivative=None, derivative_from_output=None,
                             params=None, namespace="cuact_user", heavy=None, fused=False,
-                            verbose=False):
+                            verbose=False, includes=()):
     """Compiles an activation written as C++ expressions into the op family `namespace::name`.
 
     forward: an expression in `x` of the compute type `C` (float for float32/float16/bfloat16,
@@ -92,7 +110,8 @@ def _activation_load_inline(name, forward, derivative=None, derivative_from_outp
     """
     from torch.utils.cpp_extension import load_inline
 
-    src = source(name, forward, derivative, derivative_from_output, params, namespace, heavy, fused)
+    src = source(name, forward, derivative, derivative_from_output, params, namespace, heavy, fused,
+                 includes)
     cuda_flags = _paths.NVCC_FLAGS
     digest = hashlib.sha1((src + "\0".join(cuda_flags)).encode())
     for header in _paths.header_files():
@@ -163,8 +182,9 @@ def _split(n, pointers, element_bytes, width):
 class _Family:
     """One user activation: its functor source, its compiled modules per (group, dtype, device)."""
 
-    def __init__(self, name, namespace, parts, params, heavy, fused):
+    def __init__(self, name, namespace, parts, params, heavy, fused, includes=()):
         self.name, self.namespace, self.params, self.fused = name, namespace, params, fused
+        self.includes = includes  # headers the functor's expressions use, after cuact's
         self.heavy = heavy  # the cost hint: True, False, or None (not declared)
         self.parts = parts  # {"forward": text, "derivative": text or None, ...}
         self.include = _paths.include_dir()
@@ -172,7 +192,7 @@ class _Family:
         self.defaults = [float(v) for v in params.values()]
         self.modules = {}
         self.functor, self.part_lines = self._functor(heavy)
-        self.key = hashlib.sha1(self.functor.encode()).hexdigest()[:16]
+        self.key = hashlib.sha1("\0".join([self.functor, *includes]).encode()).hexdigest()[:16]
 
     # -- source ----------------------------------------------------------------------------
     def _functor(self, heavy):
@@ -209,6 +229,7 @@ class _Family:
             head.append("#include <cuact/fused.cuh>")
         if group == "quantize":
             head.append("#include <cuact/detail/kernels/quantize.cuh>")
+        head += [f"#include <{h}>" for h in self.includes]
         head += ["using cuda::std::size_t;", "struct user_activation {"]
         return head
 
@@ -726,7 +747,7 @@ def _nvrtc_usable():
 
 def activation(name, forward, derivative=None, derivative_from_output=None, params=None,
                namespace="cuact_user", heavy=None, fused=False, gradient=None, verbose=False,
-               dtype=torch.float32):
+               dtype=torch.float32, includes=()):
     """Compiles an activation written as C++ expressions into the op family `namespace::name`.
 
     forward: an expression in `x` of the compute type `C` (float for float32/float16/bfloat16,
@@ -745,6 +766,9 @@ def activation(name, forward, derivative=None, derivative_from_output=None, para
         bias_NAME(x, bias) = act(x + bias), cast_NAME(x, dtype=...), quantize_NAME(x, scale=...,
         dtype=None) -> (fp8, amax) (not differentiable), and with a derivative the _backward ops
         and autograd.
+    includes: headers the expressions use, included after cuact's (#include <...>), from cuact's
+        include directory or the CUDA toolkit's: e.g. "cuact/activations.cuh" to call a built-in
+        activation (`cuact::gelu{}(x)`); part of the cache key.
 
     NVRTC compiles each kernel for the current GPU on first use, per dtype; the forward for `dtype`
     (None: none) at once, so a bad expression raises here (cuact_torch.CompileError with NVRTC's
@@ -758,6 +782,7 @@ def activation(name, forward, derivative=None, derivative_from_output=None, para
     for ident in [name, namespace, *params]:
         if not _IDENT.match(ident):
             raise ValueError(f"cuact_torch.activation: {ident!r} is not a C++ identifier")
+    includes = _includes(includes)
     why = _nvrtc_usable()
     if why is not None:
         if gradient is not None:
@@ -767,10 +792,10 @@ def activation(name, forward, derivative=None, derivative_from_output=None, para
                       f"{namespace}::{name} with torch.utils.cpp_extension.load_inline (nvcc)",
                       stacklevel=2)
         return _activation_load_inline(name, forward, derivative, derivative_from_output, params,
-                                       namespace, heavy, fused, verbose)
+                                       namespace, heavy, fused, verbose, includes)
     parts = {"forward": forward, "derivative": derivative, "gradient": gradient,
              "derivative_from_output": derivative_from_output}
-    family = _Family(name, namespace, parts, params, heavy, fused)
+    family = _Family(name, namespace, parts, params, heavy, fused, includes)
     previous = _families.get((namespace, name))
     if previous is not None:
         if previous.key != family.key or previous.fused != fused:

@@ -191,6 +191,40 @@ def test_same_name_other_source_refused():
         cuact_torch.activation("swish_test", "x", namespace="cuact_test")
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_includes_let_an_expression_call_a_built_in(dtype):
+    # cuact::gelu's own math through the JIT path: the same results as the built-in op, and its
+    # derivative through autograd
+    op = cuact_torch.activation("gelu_twice_test", "C(2) * cuact::gelu{}(x)",
+                                derivative="C(2) * cuact::gelu{}.derivative(x)",
+                                namespace="cuact_test", dtype=dtype,
+                                includes=["cuact/activations.cuh"])
+    x = torch.randn(4099, device="cuda", dtype=dtype) * 3
+    x[:4] = torch.tensor([float("nan"), 30.0, -30.0, -0.0])  # infinities: torch.gelu(-inf) is NaN
+    want = 2 * torch.nn.functional.gelu(x.double())
+    torch.testing.assert_close(op(x), want.to(dtype), equal_nan=True, **tolerance(dtype))
+    xr = x[4:].detach().clone().requires_grad_()
+    op(xr).sum().backward()
+    xd = x[4:].double().requires_grad_()
+    (2 * torch.nn.functional.gelu(xd)).sum().backward()
+    torch.testing.assert_close(xr.grad, xd.grad.to(dtype), **tolerance(dtype))
+
+
+def test_includes_are_checked():
+    for bad in ["cuact/activations.cuh>\n#include <x", "../secret.h", "a b.h", "", 3]:
+        with pytest.raises(ValueError, match="includes"):
+            cuact_torch.activation("bad_include_test", "x", namespace="cuact_test",
+                                   includes=[bad])
+    with pytest.raises(_nvrtc.CompileError, match="no_such_header"):
+        cuact_torch.activation("missing_include_test", "x", namespace="cuact_test",
+                               includes="cuact/no_such_header.cuh")
+    # the same name and expression with other includes is another source
+    cuact_torch.activation("include_key_test", "x", namespace="cuact_test", dtype=None)
+    with pytest.raises(ValueError, match="already defined"):
+        cuact_torch.activation("include_key_test", "x", namespace="cuact_test", dtype=None,
+                               includes="cuda/std/cmath")
+
+
 def test_bad_source_reports_the_expression_position(tmp_path, monkeypatch):
     monkeypatch.setenv("CUACT_TORCH_CACHE", str(tmp_path))
     with pytest.raises(_nvrtc.CompileError) as info:
