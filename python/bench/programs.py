@@ -27,8 +27,8 @@ does; no code of Liger's).
 
 Timing: CUDA events around each step, median of --reps steps after warm-up steps; peak memory
 from torch.cuda.max_memory_allocated() after reset_peak_memory_stats() over the timed steps. A
-chain step is one kernel of a fraction of a millisecond, so its samples each time 10 steps back to
-back and divide: the host's launch work (dynamo's guards, the compiled wrapper) then overlaps the
+chain step takes a fraction of a millisecond, so its samples each time 10 steps back to back
+and divide: the host's launch work (dynamo's guards, the compiled wrapper) then overlaps the
 GPU's, and the rows compare kernels, not launch paths. Compiled artifacts go to a fresh inductor
 cache directory (unless TORCHINDUCTOR_CACHE_DIR is set), so every variant compiles in the run. The
 overhead rows are host wall time per call (perf_counter over many calls, synchronized at the
@@ -38,16 +38,20 @@ run ends in a known time. Prints the table, then the same tables as markdown for
 docs/performance.md.
 """
 import argparse
+import atexit
 import gc
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
 import time
 
 # before torch: every compile of this run builds its artifacts afresh (none from an earlier tree)
-os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="cuact-programs-inductor-"))
+if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="cuact-programs-inductor-")
+    atexit.register(shutil.rmtree, os.environ["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)
 
 import torch
 import torch.nn.functional as F
