@@ -43,6 +43,7 @@
 #include <ATen/MemoryOverlap.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/EmptyTensor.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/util/SmallVector.h>
 #include <torch/csrc/autograd/custom_function.h>
@@ -57,6 +58,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -185,8 +187,18 @@ inline bool flat_alike(const at::Tensor& first, std::initializer_list<const at::
 }
 
 /// A result of `like`'s sizes and device, of `dtype`: with its strides when `keep_strides`, else
-/// contiguous.
+/// contiguous. On a CUDA device it comes from at::detail::empty_cuda / empty_strided_cuda, the
+/// allocation at::empty's own CUDA kernel makes, as PyTorch's structured kernels allocate their
+/// outputs: at::empty would first pass the dispatcher twice (BackendSelect, then CUDA), on every
+/// call. Every element of a cuact result is written, so at::empty's deterministic-mode NaN fill
+/// has nothing to add.
 inline at::Tensor empty_result(const at::Tensor& like, bool keep_strides, at::ScalarType dtype) {
+  if (like.is_cuda()) {
+    return keep_strides ? at::Tensor(at::detail::empty_strided_cuda(like.sizes(), like.strides(),
+                                                                    dtype, like.device()))
+                        : at::Tensor(at::detail::empty_cuda(like.sizes(), dtype, like.device(),
+                                                            std::nullopt));
+  }
   const auto options = like.options().dtype(dtype);
   return keep_strides ? at::empty_strided(like.sizes(), like.strides(), options)
                       : at::empty(like.sizes(), options);

@@ -6,14 +6,18 @@
 Programs (bf16 unless said):
   chain      act(t * 1.5 + 0.5) + r on 8192^2 (--quick: 4096^2), fp32 and bf16, forward
   mlp        down(silu(gate(x)) * up(x)), 8192 tokens (--quick: 4096), 2048 -> 5632 -> 2048, fwd+bwd;
-             and down(gelu(fc(x) + bias)), 2048 -> 8192 -> 2048
+             and proj(gelu(fc(x))), fc with its bias, 2048 -> 8192 -> 2048: cuact's variants call
+             cuact_torch.functional.gelu after the same nn.Linear (the bias in cuBLAS's epilogue),
+             as a user writes it; "bias_gelu (bias out of GEMM)" is fc without its bias, then
+             torch.ops.cuact.bias_gelu(fc(x), bias) (docs/fused.md says when that pays)
   llama      transformers' LlamaForCausalLM from a LlamaConfig (8 layers, hidden 2048, intermediate
              5632, random weights, nothing downloaded), batch 8 x 1024, forward + backward + AdamW;
              each LlamaMLP's forward patched to cuact's gated_silu (or the Triton SwiGLU)
   overhead   host time per call on 1 K elements, fp32 and bf16, relu / gelu / silu / selu:
-             eager forward (no grad; the op and cuact_torch.functional), the forward with grad
-             (no backward), op(x).sum().backward(), autograd.grad(op(x).sum(), x),
-             op(x).backward(g) with a dense g, and the backward op with the expanded and the dense g
+             eager forward (no grad), the forward with grad (no backward) and
+             op(x).sum().backward(), each for the op (torch.ops.cuact.NAME.default) and for
+             cuact_torch.functional.NAME; autograd.grad(op(x).sum(), x), op(x).backward(g) with a
+             dense g, and the backward op with the expanded and the dense g
 
 Variants: torch eager; torch.compile (the chain and block whole, each LlamaMLP .compile()d);
 cuact eager; cuact under torch.compile (cuact_torch.compile_mode "auto"; "kernel" shown too);
@@ -22,7 +26,11 @@ small Triton SwiGLU written here (forward; backward in place over its inputs, as
 does; no code of Liger's).
 
 Timing: CUDA events around each step, median of --reps steps after warm-up steps; peak memory
-from torch.cuda.max_memory_allocated() after reset_peak_memory_stats() over the timed steps. The
+from torch.cuda.max_memory_allocated() after reset_peak_memory_stats() over the timed steps. A
+chain step takes a fraction of a millisecond, so its samples each time 10 steps back to back
+and divide: the host's launch work (dynamo's guards, the compiled wrapper) then overlaps the
+GPU's, and the rows compare kernels, not launch paths. Compiled artifacts go to a fresh inductor
+cache directory (unless TORCHINDUCTOR_CACHE_DIR is set), so every variant compiles in the run. The
 overhead rows are host wall time per call (perf_counter over many calls, synchronized at the
 ends), cuact's against torch's own op. Every variant is attempted on its own (a failure is
 printed and the others run); past --budget-s seconds the remaining variants are skipped, so a
@@ -30,12 +38,20 @@ run ends in a known time. Prints the table, then the same tables as markdown for
 docs/performance.md.
 """
 import argparse
+import atexit
 import gc
 import json
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
+
+# before torch: every compile of this run builds its artifacts afresh (none from an earlier tree)
+if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="cuact-programs-inductor-")
+    atexit.register(shutil.rmtree, os.environ["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)
 
 import torch
 import torch.nn.functional as F
@@ -44,6 +60,7 @@ import importlib.util  # noqa: E402
 if importlib.util.find_spec("cuact_torch") is None:  # not installed: use the checkout
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import cuact_torch  # noqa: E402
+import cuact_torch.functional as CF  # noqa: E402
 from cuact_torch import memory as cuact_memory  # noqa: E402
 
 ops = torch.ops.cuact
@@ -116,8 +133,9 @@ def _free():
     torch.cuda.empty_cache()
 
 
-def measure(step, reps, warmup):
-    """(median ms of step() by CUDA events, peak GiB over the timed steps)."""
+def measure(step, reps, warmup, steps_per_sample=1):
+    """(median ms of step() by CUDA events, peak GiB over the timed steps); each sample times
+    steps_per_sample steps back to back and divides."""
     for _ in range(warmup):
         step()
     torch.cuda.synchronize()
@@ -126,10 +144,11 @@ def measure(step, reps, warmup):
     for _ in range(reps):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        step()
+        for _ in range(steps_per_sample):
+            step()
         end.record()
         end.synchronize()
-        times.append(start.elapsed_time(end))
+        times.append(start.elapsed_time(end) / steps_per_sample)
     return statistics.median(times), torch.cuda.max_memory_allocated() / GiB
 
 
@@ -162,14 +181,14 @@ class Table:
         """table.add(program, variant, *run()) unless over budget; a failure is printed."""
         if self.over_budget():
             self.skipped.append((program, variant, "over --budget-s"))
-            print(f"  {program:<44} {variant:<34} skipped (over --budget-s)", flush=True)
+            print(f"  {program:<44} {variant:<42} skipped (over --budget-s)", flush=True)
             return
         try:
             value = run()
         except Exception as error:  # the other variants still run
             why = f"{type(error).__name__}: {str(error)[:200]}"
             self.skipped.append((program, variant, why))
-            print(f"  {program:<44} {variant:<34} failed: {why}", flush=True)
+            print(f"  {program:<44} {variant:<42} failed: {why}", flush=True)
             return
         if isinstance(value, tuple):  # (median ms, peak GiB) from measure()
             self.add(program, variant, value[0], unit, value[1])
@@ -179,7 +198,7 @@ class Table:
     def add(self, program, variant, value, unit="ms", peak=None):
         self.rows.append(dict(program=program, variant=variant, value=value, unit=unit, peak_gib=peak))
         mem = "" if peak is None else f"  peak {peak:.2f} GiB"
-        print(f"  {program:<44} {variant:<34} {value:9.3f} {unit}{mem}", flush=True)
+        print(f"  {program:<44} {variant:<42} {value:9.3f} {unit}{mem}", flush=True)
 
     def markdown(self):
         programs = []
@@ -256,7 +275,7 @@ def run_chain(table, args):
             def run(fn=fn, mode=mode):
                 step = fn if mode is None else compiled(fn, mode)
                 with torch.no_grad():
-                    return measure(lambda: step(t, r), args.reps, args.warmup)
+                    return measure(lambda: step(t, r), args.reps, args.warmup, steps_per_sample=10)
             table.attempt(name, label, run)
         cuact_torch.compile_mode("auto")
         del t, r
@@ -278,15 +297,20 @@ class GatedMLP(torch.nn.Module):
 
 
 class BiasGeluMLP(torch.nn.Module):
-    def __init__(self, hidden, inter, fused):
+    """proj(gelu(fc(x))). act "torch": F.gelu; "cuact": cuact_torch.functional.gelu after the same
+    fc (its bias added in cuBLAS's epilogue); "bias kernel": fc without bias, then
+    torch.ops.cuact.bias_gelu(fc(x), bias), the bias added in cuact's pass."""
+
+    def __init__(self, hidden, inter, act):
         super().__init__()
-        self.fc = torch.nn.Linear(hidden, inter, bias=not fused)
-        self.bias = torch.nn.Parameter(torch.zeros(inter)) if fused else None
+        self.bias_kernel = act == "bias kernel"
+        self.fc = torch.nn.Linear(hidden, inter, bias=not self.bias_kernel)
+        self.bias = torch.nn.Parameter(torch.zeros(inter)) if self.bias_kernel else None
         self.proj = torch.nn.Linear(inter, hidden)
-        self.fused = fused
+        self.gelu = CF.gelu if act == "cuact" else F.gelu
 
     def forward(self, x):
-        h = ops.bias_gelu(self.fc(x), self.bias) if self.fused else F.gelu(self.fc(x))
+        h = ops.bias_gelu(self.fc(x), self.bias) if self.bias_kernel else self.gelu(self.fc(x))
         return self.proj(h)
 
 
@@ -339,10 +363,12 @@ def run_mlp(table, args):
     for label, gate, mode in variants:
         table.attempt(name, label, block(lambda gate=gate: GatedMLP(2048, 5632, gate), mode))
     name = f"MLP bias+gelu {tokens}x2048->8192 fwd+bwd"
-    for label, fused, mode in [("torch eager", False, None), ("torch.compile", False, "auto"),
-                               ("cuact eager", True, None), ("cuact compile", True, "auto"),
-                               ("cuact compile (kernel mode)", True, "kernel")]:
-        table.attempt(name, label, block(lambda fused=fused: BiasGeluMLP(2048, 8192, fused), mode))
+    for label, act, mode in [("torch eager", "torch", None), ("torch.compile", "torch", "auto"),
+                             ("cuact eager", "cuact", None), ("cuact compile", "cuact", "auto"),
+                             ("cuact compile (kernel mode)", "cuact", "kernel"),
+                             ("cuact eager, bias_gelu (bias out of GEMM)", "bias kernel",
+                              None)]:
+        table.attempt(name, label, block(lambda act=act: BiasGeluMLP(2048, 8192, act), mode))
     cuact_torch.compile_mode("auto")
     del x
     _free()
@@ -448,9 +474,11 @@ def run_overhead(table, args):
             with torch.no_grad():
                 pair("eager fwd", lambda: torch_op(x), lambda: cuact_op(x),
                      functional=lambda: functional_op(x))
-            pair("fwd with grad (no bwd)", lambda: torch_op(xg), lambda: cuact_op(xg))
+            pair("fwd with grad (no bwd)", lambda: torch_op(xg), lambda: cuact_op(xg),
+                 functional=lambda: functional_op(xg))
             pair("fwd+bwd op(x).sum().backward()", lambda: torch_op(xg).sum().backward(),
-                 lambda: cuact_op(xg).sum().backward())
+                 lambda: cuact_op(xg).sum().backward(),
+                 functional=lambda: functional_op(xg).sum().backward())
             pair("fwd+bwd autograd.grad(op(x).sum(), x)",
                  lambda: torch.autograd.grad(torch_op(xg).sum(), xg),
                  lambda: torch.autograd.grad(cuact_op(xg).sum(), xg))

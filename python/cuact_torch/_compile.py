@@ -13,13 +13,21 @@ bias backwards, fp8 quantize with its amax, the in-place and out= ops) the op st
                                                       # its backwards; "silu_backward" just that one)
     cuact_torch.compile_mode(None, ops=["silu"])      # drops that override
 
-The mode is read when a graph is compiled, so setting it resets dynamo's compiled graphs. Eager
-calls never look at it.
+The mode is read when a graph is compiled, so setting it resets dynamo's compiled graphs, and it
+is part of torch.compile's cache key (see _tag_caches). Eager calls never look at it.
+
+Where a cuact op means what an aten op means (silu, gelu, elu, hardtanh, ...), its decomposition
+is that aten op itself, with the same arguments: inductor then sees what it sees for torch's own
+function (the same graph, its own lowering and formula, the same kernel). Only the ops that no aten
+op matches (softsign, tanhshrink, the gated, bias and cast ops, the clamped SwiGLU) get a formula
+here, computed in float32 for 16-bit data and rounded once.
 """
+import hashlib
+import math
+import os
 import sys
 
 import torch
-import torch.nn.functional as F
 
 from .reference import REFERENCE
 
@@ -44,49 +52,99 @@ def _opmath(t):
     return t.float() if t.dtype in (torch.float16, torch.bfloat16) else t
 
 
-# ---- derivatives: d act(x) / dx times g, in inductor-friendly pointwise math ----
+# ---- the aten op each cuact op means: forward, backward from x, backward from y ----
+
+_aten = torch.ops.aten
+
+
+def _inverse(a):
+    """1 / a as aten's celu takes it (C++ double division: alpha 0 gives inf, not an error)."""
+    return 1.0 / a if a != 0 else math.copysign(math.inf, a)
+
+
+# (x, *cuact's parameters in schema order) -> the aten op of the same meaning. torch's own
+# functions call these (F.silu is aten.silu, F.celu aten.celu, F.relu6 aten.relu6, ...), so under
+# "fuse" inductor builds what it builds for torch's function.
+ATEN_FORWARD = {
+    "relu": lambda x: _aten.relu.default(x),
+    "selu": lambda x: _aten.selu.default(x),
+    "relu6": lambda x: _aten.relu6.default(x),
+    "leaky_relu": lambda x, s=0.01: _aten.leaky_relu.default(x, s),
+    "elu": lambda x, a=1.0: _aten.elu.default(x, a),
+    "celu": lambda x, a=1.0: _aten.celu.default(x, a),
+    "gelu": lambda x: _aten.gelu.default(x),
+    "gelu_tanh": lambda x: _aten.gelu.default(x, approximate="tanh"),
+    "silu": lambda x: _aten.silu.default(x),
+    "mish": lambda x: _aten.mish.default(x),
+    "sigmoid": lambda x: _aten.sigmoid.default(x),
+    "logsigmoid": lambda x: _aten.log_sigmoid.default(x),
+    "tanh": lambda x: _aten.tanh.default(x),
+    "hardtanh": lambda x, lo=-1.0, hi=1.0: _aten.hardtanh.default(x, lo, hi),
+    "hardsigmoid": lambda x: _aten.hardsigmoid.default(x),
+    "hardswish": lambda x: _aten.hardswish.default(x),
+    "softplus": lambda x, b=1.0, t=20.0: _aten.softplus.default(x, b, t),
+    "softshrink": lambda x, l=0.5: _aten.softshrink.default(x, l),
+    "hardshrink": lambda x, l=0.5: _aten.hardshrink.default(x, l),
+    "threshold": lambda x, t=0.5, v=-2.0: _aten.threshold.default(x, t, v),
+}
+
+# (g, x, *parameters) -> dx: the backward torch's autograd runs for that aten op (relu's
+# threshold_backward, selu's elu_backward with its scale, ...). sigmoid's and tanh's aten backwards
+# take the output, recomputed here from x. Selections keep aten's conditions: a NaN x passes g
+# where aten's comparison does (threshold_backward: x <= t gives 0, so NaN gives g).
+ATEN_BACKWARD = {
+    "relu": lambda g, x: _aten.threshold_backward.default(g, x, 0),
+    "selu": lambda g, x: _aten.elu_backward.default(g, _SELU_ALPHA, _SELU_SCALE, 1.0, False, x),
+    "relu6": lambda g, x: _aten.hardtanh_backward.default(g, x, 0.0, 6.0),
+    "leaky_relu": lambda g, x, s=0.01: _aten.leaky_relu_backward.default(g, x, s, False),
+    "elu": lambda g, x, a=1.0: _aten.elu_backward.default(g, a, 1.0, 1.0, False, x),
+    "celu": lambda g, x, a=1.0: _aten.elu_backward.default(g, a, 1.0, _inverse(a), False, x),
+    "gelu": lambda g, x: _aten.gelu_backward.default(g, x),
+    "gelu_tanh": lambda g, x: _aten.gelu_backward.default(g, x, approximate="tanh"),
+    "silu": lambda g, x: _aten.silu_backward.default(g, x),
+    "mish": lambda g, x: _aten.mish_backward.default(g, x),
+    "sigmoid": lambda g, x: _aten.sigmoid_backward.default(g, _aten.sigmoid.default(x)),
+    "tanh": lambda g, x: _aten.tanh_backward.default(g, _aten.tanh.default(x)),
+    "hardtanh": lambda g, x, lo=-1.0, hi=1.0: _aten.hardtanh_backward.default(g, x, lo, hi),
+    "hardsigmoid": lambda g, x: _aten.hardsigmoid_backward.default(g, x),
+    "hardswish": lambda g, x: _aten.hardswish_backward.default(g, x),
+    "softplus": lambda g, x, b=1.0, t=20.0: _aten.softplus_backward.default(g, x, b, t),
+    "softshrink": lambda g, x, l=0.5: _aten.softshrink_backward.default(g, x, l),
+    "hardshrink": lambda g, x, l=0.5: _aten.hardshrink_backward.default(g, x, l),
+    "threshold": lambda g, x, t=0.5, v=-2.0: _aten.threshold_backward.default(g, x, t),
+}
+
+# (g, y, *parameters) -> dx from the output, as torch's in-place autograd computes it.
+ATEN_BACKWARD_FROM_OUTPUT = {
+    "relu": lambda g, y: _aten.threshold_backward.default(g, y, 0),
+    "selu": lambda g, y: _aten.elu_backward.default(g, _SELU_ALPHA, _SELU_SCALE, 1.0, True, y),
+    "relu6": lambda g, y: _aten.hardtanh_backward.default(g, y, 0.0, 6.0),
+    "hardtanh": lambda g, y, lo=-1.0, hi=1.0: _aten.hardtanh_backward.default(g, y, lo, hi),
+    "leaky_relu": lambda g, y, s=0.01: _aten.leaky_relu_backward.default(g, y, s, True),
+    "elu": lambda g, y, a=1.0: _aten.elu_backward.default(g, a, 1.0, 1.0, True, y),
+    "celu": lambda g, y, a=1.0: _aten.elu_backward.default(g, a, 1.0, _inverse(a), True, y),
+    "sigmoid": lambda g, y: _aten.sigmoid_backward.default(g, y),
+    "tanh": lambda g, y: _aten.tanh_backward.default(g, y),
+}
+
+
+# ---- own formulas, where no aten op matches: d act(x) / dx times g, in opmath ----
 
 def _where(cond, g):
     return torch.where(cond, g, torch.zeros_like(g))
 
 
-_GRAD = {
-    "relu": lambda g, x: _where(x > 0, g),
-    "selu": lambda g, x: torch.where(x > 0, g * _SELU_SCALE, g * (_SELU_SCALE * _SELU_ALPHA) * torch.exp(x)),
-    "relu6": lambda g, x: _where((x > 0) & (x < 6), g),
-    "leaky_relu": lambda g, x, s=0.01: torch.where(x > 0, g, g * s),
-    "elu": lambda g, x, a=1.0: torch.where(x > 0, g, g * a * torch.exp(x)),
-    "celu": lambda g, x, a=1.0: torch.where(x > 0, g, g * torch.exp(x / a)),
-    "gelu": lambda g, x: torch.ops.aten.gelu_backward(g, x, approximate="none"),
-    "gelu_tanh": lambda g, x: torch.ops.aten.gelu_backward(g, x, approximate="tanh"),
-    "silu": lambda g, x: torch.ops.aten.silu_backward(g, x),
-    "mish": lambda g, x: torch.ops.aten.mish_backward(g, x),
-    "sigmoid": lambda g, x: g * torch.sigmoid(x) * (1 - torch.sigmoid(x)),
+# torch's softsign and tanhshrink are Python formulas over aten ops (no aten op of their own), and
+# logsigmoid's aten backward needs the forward's buffer: these three keep a formula here.
+_OWN_GRAD = {
     "logsigmoid": lambda g, x: g * torch.sigmoid(-x),
-    "tanh": lambda g, x: g * (1 - torch.tanh(x) ** 2),
-    "hardtanh": lambda g, x, lo=-1.0, hi=1.0: _where((x > lo) & (x < hi), g),
-    "hardsigmoid": lambda g, x: _where((x > -3) & (x < 3), g / 6),
-    "hardswish": lambda g, x: torch.ops.aten.hardswish_backward(g, x),
-    "softplus": lambda g, x, b=1.0, t=20.0: torch.ops.aten.softplus_backward(g, x, b, t),
     "softsign": lambda g, x: g / (1 + x.abs()) ** 2,
     "tanhshrink": lambda g, x: g * torch.tanh(x) ** 2,
-    "softshrink": lambda g, x, l=0.5: _where(x.abs() > l, g),
-    "hardshrink": lambda g, x, l=0.5: _where(x.abs() > l, g),
-    "threshold": lambda g, x, t=0.5, v=-2.0: _where(x > t, g),
 }
 
-# From the output y, for the families whose in-place autograd saves y.
-_GRAD_FROM_OUTPUT = {
-    "relu": lambda g, y: _where(y > 0, g),
-    "selu": lambda g, y: torch.where(y > 0, g * _SELU_SCALE, g * (y + _SELU_SCALE * _SELU_ALPHA)),
-    "relu6": lambda g, y: _where((y > 0) & (y < 6), g),
-    "hardtanh": lambda g, y, lo=-1.0, hi=1.0: _where((y > lo) & (y < hi), g),
-    "leaky_relu": lambda g, y, s=0.01: torch.where(y > 0, g, g * s),
-    "elu": lambda g, y, a=1.0: torch.where(y > 0, g, g * (y + a)),
-    "celu": lambda g, y, a=1.0: torch.where(y > 0, g, g * (y / a + 1)),
-    "sigmoid": lambda g, y: g * y * (1 - y),
-    "tanh": lambda g, y: g * (1 - y * y),
-}
+# The derivative of every activation that has one, for the fused ops' backwards (in opmath).
+_GRAD = {**ATEN_BACKWARD, **_OWN_GRAD}
+_GRAD_FROM_OUTPUT = ATEN_BACKWARD_FROM_OUTPUT
 
 
 def _act(name, x, params):
@@ -104,15 +162,24 @@ def _keep_layout(result, like):
 # ---- decompositions, by op kind ----
 
 def _unary(name):
-    def forward(x, *params):
-        return _keep_layout(_act(name, _opmath(x), params).to(x.dtype), x)
+    aten_op = ATEN_FORWARD.get(name)
+    if aten_op is not None:
+        def forward(x, *params):  # the aten op in x's dtype: inductor does its own upcast
+            return _keep_layout(aten_op(x, *params), x)
+    else:
+        def forward(x, *params):
+            return _keep_layout(_act(name, _opmath(x), params).to(x.dtype), x)
     return forward
 
 
 def _unary_backward(name, table):
-    def backward(grad, saved, *params):
-        g, s = _opmath(grad), _opmath(saved)
-        return table[name](g, s, *params).to(saved.dtype)
+    if table is not _OWN_GRAD:
+        def backward(grad, saved, *params):  # aten's backward op in the tensors' dtype
+            return table[name](grad, saved, *params)
+    else:
+        def backward(grad, saved, *params):
+            g, s = _opmath(grad), _opmath(saved)
+            return table[name](g, s, *params).to(saved.dtype)
     return backward
 
 
@@ -279,7 +346,9 @@ def compile_mode(mode=None, *, ops=None):
     inductor fuses with its neighbours, in inductor's formula) or "kernel" (the opaque cuact
     kernel). With ops (names like "silu", "gated_silu", "gated_silu_backward") it sets those ops'
     override instead, and mode None drops their override. Returns the mode that held before.
-    Resets dynamo's compiled graphs: the mode is read when a graph compiles.
+    Resets dynamo's compiled graphs: the mode is read when a graph compiles. The mode and the
+    overrides are part of torch.compile's cache key (cache_tag()), so a compile under another mode
+    never loads an artifact saved under this one.
     """
     if mode is None and ops is None:
         return _state["mode"]
@@ -335,10 +404,12 @@ def _candidates(families, fused):
         if name not in REFERENCE:
             continue
         out.append((name, _unary(name)))
-        if hasattr(ops, name + "_backward") and name in _GRAD:
-            out.append((name + "_backward", _unary_backward(name, _GRAD)))
-        if hasattr(ops, name + "_backward_from_output") and name in _GRAD_FROM_OUTPUT:
-            out.append((name + "_backward_from_output", _unary_backward(name, _GRAD_FROM_OUTPUT)))
+        backward_table = ATEN_BACKWARD if name in ATEN_BACKWARD else _OWN_GRAD
+        if hasattr(ops, name + "_backward") and name in backward_table:
+            out.append((name + "_backward", _unary_backward(name, backward_table)))
+        if hasattr(ops, name + "_backward_from_output") and name in ATEN_BACKWARD_FROM_OUTPUT:
+            out.append((name + "_backward_from_output",
+                        _unary_backward(name, ATEN_BACKWARD_FROM_OUTPUT)))
     for name in fused:
         if name not in REFERENCE or name not in _GRAD:
             continue
@@ -381,6 +452,54 @@ def _sync():
     cached = getattr(module, "fast_random_decomps", None)
     if cached is not None and hasattr(cached, "cache_clear"):
         cached.cache_clear()  # a copy of the table, taken at the first compile
+    _tag_caches()
+
+
+# ---- torch.compile's caches ----
+
+_TAG_MARK = "|cuact:"
+
+
+def _fingerprint():
+    """A hash of the code the decompositions come from (this file and reference.py)."""
+    digest = hashlib.sha1()
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in ("_compile.py", "reference.py"):
+        try:
+            with open(os.path.join(here, name), "rb") as f:
+                digest.update(f.read())
+        except OSError:  # no sources beside the package (a zip import): its version stands in
+            from ._paths import version
+            digest.update(version().encode())
+    return digest.hexdigest()[:12]
+
+
+def cache_tag():
+    """cuact's part of torch.compile's cache key now: the decompositions' code, the mode and the
+    per-op overrides."""
+    if "fingerprint" not in _installed:
+        _installed["fingerprint"] = _fingerprint()
+    overrides = ",".join(f"{k}={v}" for k, v in sorted(_state["overrides"].items()))
+    return f"{_TAG_MARK}{_installed['fingerprint']}:{_state['mode']}:{overrides}"
+
+
+def _tag_caches():
+    """Puts cache_tag() into torch.compiler.config.cache_key_tag, after the user's own tag.
+
+    AOTAutograd's cache (and so inductor's, behind it) is keyed on the graph dynamo captured, in
+    which a cuact op is the same node whatever its mode: without the tag, a compile in "kernel"
+    mode would load the artifact a "fuse" compile saved (or one saved by older decompositions),
+    from memory or from disk. The tag is part of every torch.compile cache key."""
+    config = sys.modules.get("torch.compiler.config")
+    if config is None:
+        try:
+            import torch.compiler.config as config
+        except ImportError:  # a torch without the tag: see docs/pytorch.md
+            return
+    if not hasattr(config, "cache_key_tag"):
+        return
+    base = str(config.cache_key_tag or "").split(_TAG_MARK)[0]
+    config.cache_key_tag = base + cache_tag()
 
 
 def install():

@@ -18,7 +18,7 @@ from . import _fakes
 # Most used first: `in` on a tuple stops at the first match (and torch.compile folds it).
 _DTYPES = (torch.float32, torch.bfloat16, torch.float16, torch.float64)
 _Tensor = torch.Tensor
-_strided = torch.strided
+_strided = torch.strided  # one object per layout: `is` is the whole comparison
 _ops = torch.ops.cuact
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_",
@@ -48,7 +48,7 @@ def _op(name):
 def _computes(x):
     """Whether x is a tensor cuact computes over: CUDA, strided, of a cuact dtype."""
     return (isinstance(x, _Tensor) and x.is_cuda and x.dtype in _DTYPES
-            and x.layout == _strided)
+            and x.layout is _strided)
 
 
 def _runs(x, name):
@@ -81,7 +81,7 @@ _glu = _op("gated_sigmoid_packed")
 
 def relu(input, inplace=False):
     if (_relu is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         if inplace:
             _relu_(input)
             return input
@@ -91,7 +91,7 @@ def relu(input, inplace=False):
 
 def relu_(input):
     if (_relu is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         _relu_(input)
         return input
     return _F.relu(input, inplace=True)
@@ -99,7 +99,7 @@ def relu_(input):
 
 def relu6(input, inplace=False):
     if (_relu6 is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         if inplace:
             _relu6_(input)
             return input
@@ -109,7 +109,7 @@ def relu6(input, inplace=False):
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     if (_leaky_relu is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         if inplace:
             _leaky_relu_(input, float(negative_slope))
             return input
@@ -119,7 +119,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 
 def leaky_relu_(input, negative_slope=0.01):
     if (_leaky_relu is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         _leaky_relu_(input, float(negative_slope))
         return input
     return _F.leaky_relu(input, negative_slope, inplace=True)
@@ -127,7 +127,7 @@ def leaky_relu_(input, negative_slope=0.01):
 
 def elu(input, alpha=1.0, inplace=False):
     if (_elu is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         if inplace:
             _elu_(input, float(alpha))
             return input
@@ -137,7 +137,7 @@ def elu(input, alpha=1.0, inplace=False):
 
 def elu_(input, alpha=1.0):
     if (_elu is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         _elu_(input, float(alpha))
         return input
     return _F.elu(input, alpha, inplace=True)
@@ -145,7 +145,7 @@ def elu_(input, alpha=1.0):
 
 def selu(input, inplace=False):
     if (_selu is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         if inplace:
             _selu_(input)
             return input
@@ -155,7 +155,7 @@ def selu(input, inplace=False):
 
 def selu_(input):
     if (_selu is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         _selu_(input)
         return input
     return _F.selu(input, inplace=True)
@@ -164,7 +164,7 @@ def selu_(input):
 def celu(input, alpha=1.0, inplace=False):
     # alpha == 0 goes to torch for its own error (ZeroDivisionError), not cuact's refusal
     if (alpha != 0 and _celu is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         if inplace:
             _celu_(input, float(alpha))
             return input
@@ -174,7 +174,7 @@ def celu(input, alpha=1.0, inplace=False):
 
 def celu_(input, alpha=1.0):
     if (alpha != 0 and _celu is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         _celu_(input, float(alpha))
         return input
     return _F.celu(input, alpha, inplace=True)
@@ -184,14 +184,14 @@ def gelu(input, approximate="none"):
     """approximate="none" is cuact.gelu, "tanh" cuact.gelu_tanh; torch raises for any other."""
     op = _gelu if approximate == "none" else _gelu_tanh if approximate == "tanh" else None
     if (op is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         return op(input)
     return _F.gelu(input, approximate=approximate)
 
 
 def silu(input, inplace=False):
     if (_silu is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         if inplace:
             _silu_(input)
             return input
@@ -201,7 +201,7 @@ def silu(input, inplace=False):
 
 def mish(input, inplace=False):
     if (_mish is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         if inplace:
             _mish_(input)
             return input
@@ -211,7 +211,7 @@ def mish(input, inplace=False):
 
 def hardswish(input, inplace=False):
     if (_hardswish is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         if inplace:
             _hardswish_(input)
             return input
@@ -221,7 +221,7 @@ def hardswish(input, inplace=False):
 
 def hardsigmoid(input, inplace=False):
     if (_hardsigmoid is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         if inplace:
             _hardsigmoid_(input)
             return input
@@ -232,7 +232,7 @@ def hardsigmoid(input, inplace=False):
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     # min_val > max_val goes to torch for its ValueError (NaN bounds stay with cuact, as before)
     if (not min_val > max_val and _hardtanh is not None and isinstance(input, _Tensor)
-            and input.is_cuda and input.dtype in _DTYPES and input.layout == _strided):
+            and input.is_cuda and input.dtype in _DTYPES and input.layout is _strided):
         if inplace:
             _hardtanh_(input, float(min_val), float(max_val))
             return input
@@ -242,7 +242,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
     if (not min_val > max_val and _hardtanh is not None and isinstance(input, _Tensor)
-            and input.is_cuda and input.dtype in _DTYPES and input.layout == _strided):
+            and input.is_cuda and input.dtype in _DTYPES and input.layout is _strided):
         _hardtanh_(input, float(min_val), float(max_val))
         return input
     return _F.hardtanh(input, min_val, max_val, inplace=True)
@@ -250,14 +250,14 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
 
 def softplus(input, beta=1.0, threshold=20.0):
     if (_softplus is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         return _softplus(input, float(beta), float(threshold))
     return _F.softplus(input, beta, threshold)
 
 
 def threshold(input, threshold, value, inplace=False):
     if (_threshold is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         if inplace:
             _threshold_(input, float(threshold), float(value))
             return input
@@ -267,7 +267,7 @@ def threshold(input, threshold, value, inplace=False):
 
 def threshold_(input, threshold, value):
     if (_threshold is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         _threshold_(input, float(threshold), float(value))
         return input
     return _F.threshold(input, threshold, value, inplace=True)
@@ -275,35 +275,35 @@ def threshold_(input, threshold, value):
 
 def sigmoid(input):
     if (_sigmoid is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         return _sigmoid(input)
     return torch.sigmoid(input)
 
 
 def tanh(input):
     if (_tanh is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         return _tanh(input)
     return torch.tanh(input)
 
 
 def logsigmoid(input):
     if (_logsigmoid is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         return _logsigmoid(input)
     return _F.logsigmoid(input)
 
 
 def softsign(input):
     if (_softsign is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         return _softsign(input)
     return _F.softsign(input)
 
 
 def tanhshrink(input):
     if (_tanhshrink is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         return _tanhshrink(input)
     return _F.tanhshrink(input)
 
@@ -311,14 +311,14 @@ def tanhshrink(input):
 def softshrink(input, lambd=0.5):
     # lambd < 0 goes to torch for its own error
     if (not lambd < 0 and _softshrink is not None and isinstance(input, _Tensor)
-            and input.is_cuda and input.dtype in _DTYPES and input.layout == _strided):
+            and input.is_cuda and input.dtype in _DTYPES and input.layout is _strided):
         return _softshrink(input, float(lambd))
     return _F.softshrink(input, lambd)
 
 
 def hardshrink(input, lambd=0.5):
     if (_hardshrink is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         return _hardshrink(input, float(lambd))
     return _F.hardshrink(input, lambd)
 
@@ -331,7 +331,7 @@ def glu(input, dim=-1):
     packed op serves any dim without a transpose, and the result is contiguous, as torch's is.
     """
     if (_glu is not None and isinstance(input, _Tensor) and input.is_cuda
-            and input.dtype in _DTYPES and input.layout == _strided):
+            and input.dtype in _DTYPES and input.layout is _strided):
         n = input.dim()
         d = dim + n if dim < 0 else dim
         if n and 0 <= d < n and not input.shape[d] % 2:

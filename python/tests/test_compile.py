@@ -1,6 +1,9 @@
 """torch.compile with cuact's ops: the decompositions keep inductor's fusion ("auto"/"fuse"), the
 opaque kernel stays where asked ("kernel", per-op overrides, the defaults), values match eager.
 Skipped (with the reason) without torch or a CUDA device."""
+import contextlib
+import re
+
 from _pytest_compat import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed")
@@ -47,6 +50,18 @@ def kernels(code):
     return code.count("@triton.jit")
 
 
+def kernel_sources(code):
+    """The Triton kernels of inductor's output code, each as its source from `def` on, with the
+    kernel's name replaced and blank and comment lines dropped: what two programs' kernels
+    compute, whatever their names (which come from the graph's node names)."""
+    sources = []
+    for body in re.findall(r"@triton\.jit\s*\n(def .*?)'''", code, flags=re.S):
+        name = re.match(r"def (\w+)", body).group(1)
+        lines = [line.rstrip().replace(name, "KERNEL") for line in body.splitlines()]
+        sources.append("\n".join(x for x in lines if x.strip() and not x.lstrip().startswith("#")))
+    return sources
+
+
 def calls_cuact(code, op):
     return ("torch.ops.cuact.%s.default" % op) in code or ("cuact.%s.default" % op) in code
 
@@ -81,6 +96,34 @@ def test_pointwise_chain_fuses_into_one_kernel(name):
     torch.testing.assert_close(y, fn(x), **TOL[torch.float32])
 
 
+# (cuact op, torch's function of the same meaning, the op's parameters): under "fuse" the cuact
+# op is the aten op torch's function calls, so inductor must build the kernel it builds for torch's.
+SAME_AS_TORCH = [
+    ("silu", lambda t: torch.nn.functional.silu(t), ()),
+    ("gelu", lambda t: torch.nn.functional.gelu(t), ()),
+    ("gelu_tanh", lambda t: torch.nn.functional.gelu(t, approximate="tanh"), ()),
+    ("relu", lambda t: torch.relu(t), ()),
+    ("elu", lambda t: torch.nn.functional.elu(t, 0.5), (0.5,)),
+    ("hardtanh", lambda t: torch.nn.functional.hardtanh(t, -2.0, 0.5), (-2.0, 0.5)),
+    ("softplus", lambda t: torch.nn.functional.softplus(t, 2.0, 5.0), (2.0, 5.0)),
+]
+SAME_AS_TORCH = [c for c in SAME_AS_TORCH if c[0] in FAMILIES]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("name,torch_fn,params", SAME_AS_TORCH, ids=[c[0] for c in SAME_AS_TORCH])
+def test_fuse_mode_builds_torchs_own_kernel(name, torch_fn, params, dtype):
+    # the chain of python/bench/programs.py: scale/shift, the activation, a residual add
+    t, r = x_of((1024, 1024), dtype), x_of((1024, 1024), dtype, seed=1)
+    op = getattr(ops, name)
+    y, code = compiled(lambda a, b: op(a * 1.5 + 0.5, *params) + b, t, r, mode="fuse")
+    y_torch, code_torch = compiled(lambda a, b: torch_fn(a * 1.5 + 0.5) + b, t, r, mode="fuse")
+    assert not calls_cuact(code, name)
+    assert kernels(code) == kernels(code_torch) == 1, code
+    assert kernel_sources(code) == kernel_sources(code_torch), (code, code_torch)
+    assert torch.equal(y, y_torch)  # one kernel, one formula: the same bits
+
+
 @pytest.mark.parametrize("name", [n for n in ("silu", "relu") if n in FAMILIES])
 def test_kernel_mode_keeps_the_cuact_op(name):
     x = x_of((1024, 1024))
@@ -99,6 +142,88 @@ def test_per_op_override():
     assert calls_cuact(code, "silu") and not calls_cuact(code, "relu")
     _, code = compiled(fn, x, mode="kernel", overrides={"relu": "fuse"})
     assert calls_cuact(code, "silu") and not calls_cuact(code, "relu")
+
+
+@contextlib.contextmanager
+def _caches_on():
+    """torch.compile's local caches on (compiled() turns them off), restored after."""
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+    saved = []
+    for config, name, value in ((getattr(torch.compiler, "config", None), "force_disable_caches", False),
+                                (inductor_config, "force_disable_caches", False),
+                                (inductor_config, "fx_graph_cache", True),
+                                (functorch_config, "enable_autograd_cache", True)):
+        if config is not None and hasattr(config, name):
+            saved.append((config, name, getattr(config, name)))
+            setattr(config, name, value)
+    try:
+        yield
+    finally:
+        for config, name, value in reversed(saved):
+            setattr(config, name, value)
+
+
+def _has_cache_tag():
+    return hasattr(getattr(torch.compiler, "config", None), "cache_key_tag")
+
+
+def test_a_mode_change_misses_the_compile_caches(tmp_path, monkeypatch):
+    """The caches key on the graph dynamo captured, where a cuact op is one node in every mode:
+    cuact's tag in the key must make a "kernel" compile miss the artifact a "fuse" compile of the
+    same function saved, and a second "fuse" compile find it."""
+    if "silu" not in FAMILIES:
+        pytest.skip("needs silu")
+    if not _has_cache_tag():
+        pytest.skip("this torch has no torch.compiler.config.cache_key_tag")
+    from torch._dynamo.utils import counters
+    from torch._inductor.utils import run_and_get_code
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))  # an empty cache
+    x = x_of((256, 256))
+    fn = lambda t: ops.silu(t * 1.5 + 0.5) * 2.0  # noqa: E731
+
+    def compile_in(mode):
+        cuact_torch.compile_mode(mode)
+        counters.clear()
+        _, code = run_and_get_code(torch.compile(fn, fullgraph=True), x)
+        looked = {k: v for group in ("aot_autograd", "inductor") for k, v in counters[group].items()}
+        return "\n".join(code), looked
+
+    with _caches_on():
+        try:
+            code, looked = compile_in("fuse")
+            assert "|cuact:" in torch.compiler.config.cache_key_tag
+            if not (looked.get("autograd_cache_miss") or looked.get("fxgraph_cache_miss")):
+                pytest.skip(f"the compile caches did not look this graph up: {looked}")
+            assert not calls_cuact(code, "silu")
+            code, looked = compile_in("kernel")
+            assert calls_cuact(code, "silu"), f"kernel mode loaded the fuse mode's artifact: {looked}"
+            assert not looked.get("autograd_cache_hit"), looked
+            _, looked = compile_in("fuse")
+            assert looked.get("autograd_cache_hit") or looked.get("fxgraph_cache_hit"), looked
+        finally:
+            cuact_torch.compile_mode("auto")
+
+
+def test_the_cache_tag_keeps_the_users_tag():
+    if not _has_cache_tag():
+        pytest.skip("this torch has no torch.compiler.config.cache_key_tag")
+    config = torch.compiler.config
+    before = config.cache_key_tag
+    try:
+        config.cache_key_tag = "mine"
+        cuact_torch.compile_mode("kernel")
+        assert config.cache_key_tag == "mine" + _compile.cache_tag()
+        kernel_tag = config.cache_key_tag
+        cuact_torch.compile_mode("auto")
+        assert config.cache_key_tag.startswith("mine|cuact:") and config.cache_key_tag != kernel_tag
+        name = FAMILIES[0]
+        cuact_torch.compile_mode("kernel", ops=[name])
+        assert config.cache_key_tag.endswith(f":auto:{name}=kernel")
+    finally:
+        cuact_torch.compile_mode(None, ops=[FAMILIES[0]])
+        cuact_torch.compile_mode("auto")
+        config.cache_key_tag = before
 
 
 def test_eager_ignores_the_mode():

@@ -218,6 +218,32 @@ def test_fallbacks():
     with pytest.raises(Exception):
         CF.silu(ints)
     assert CF.softmax is F.softmax  # the rest of torch.nn.functional
+    # a sparse CUDA tensor of a cuact dtype is not strided: torch's function, with torch's result
+    sparse = _x(torch.float32, (4, 5)).relu().to_sparse()
+    assert sparse.is_cuda and sparse.dtype == torch.float32 and sparse.layout is not torch.strided
+    ours, theirs = CF.relu(sparse), F.relu(sparse)
+    assert ours.layout == theirs.layout
+    torch.testing.assert_close(ours.to_dense(), theirs.to_dense())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_results_are_fresh_tensors_of_the_layout_rule(dtype):
+    # each result has its own memory on x's device, x's strides where x is flat-dense (a
+    # transpose), else contiguous (a strided slice); the backward's as the forward's
+    for x in (_x(dtype, (6, 10)), _x(dtype, (6, 10)).t(), _x(dtype, (6, 20))[:, ::2]):
+        poison = torch.full_like(x, float("nan"))  # freed: the allocator hands its block to y
+        del poison
+        y = CF.silu(x)
+        flat = x.is_contiguous() or x.t().is_contiguous()
+        assert y.device == x.device and y.dtype == x.dtype and y.data_ptr() != x.data_ptr()
+        assert y.stride() == (x.stride() if flat else x.contiguous().stride())
+        torch.testing.assert_close(y, F.silu(x), **dict(zip(("rtol", "atol"), TOL[dtype])))
+        if hasattr(ops, "silu_backward"):
+            g = torch.ones_like(x)
+            dx = ops.silu_backward(g, x)
+            assert dx.device == x.device and dx.dtype == x.dtype
+            torch.testing.assert_close(dx, torch.ops.aten.silu_backward(g, x),
+                                       **dict(zip(("rtol", "atol"), TOL[dtype])))
 
 
 def test_empty_unsupported_dtype_refused():
