@@ -161,16 +161,18 @@ inline gated_backward_memory gated_backward_memory_mode() {
 }
 /// Sets the mode; returns the one it replaces.
 inline gated_backward_memory set_gated_backward_memory(gated_backward_memory mode) {
-  return static_cast<gated_backward_memory>(gated_backward_memory_state().exchange(
-      static_cast<int>(mode), std::memory_order_relaxed));
+  return static_cast<gated_backward_memory>(
+      gated_backward_memory_state().exchange(static_cast<int>(mode), std::memory_order_relaxed));
 }
 
 /// The op behind cuact_torch.memory.inplace_backward, `_gated_backward_memory(int mode=-1) -> int`:
 /// mode -1 reads the setting, 0, 1, 2 (gated_backward_memory's values) set it; returns the
 /// setting before the call. define_gated_backward_memory registers it in a library.
 inline int64_t gated_backward_memory_op(int64_t mode) {
-  TORCH_CHECK(mode >= -1 && mode <= 2, "_gated_backward_memory: expected a mode of -1 (read), 0 "
-              "(automatic), 1 (in place) or 2 (separate), got ", std::to_string(mode));
+  TORCH_CHECK(mode >= -1 && mode <= 2,
+              "_gated_backward_memory: expected a mode of -1 (read), 0 "
+              "(automatic), 1 (in place) or 2 (separate), got ",
+              std::to_string(mode));
   if (mode < 0) return static_cast<int64_t>(gated_backward_memory_mode());
   return static_cast<int64_t>(
       set_gated_backward_memory(static_cast<gated_backward_memory>(static_cast<int>(mode))));
@@ -198,8 +200,9 @@ inline int idle_wrapper_references(const c10::impl::PyObjectSlot* slot) {
   // One Python reference: the object's own, which it holds while C++ holds it too.
   return slot->has_unique_reference() ? 1 : -1;
 #else
+  // A held wrapper holds its own reference, which the use counts see.
   (void)slot;
-  return 0;  // a held wrapper holds its own reference: the counts below see it
+  return 0;
 #endif
 }
 
@@ -214,7 +217,8 @@ inline bool referenced_only_by(const at::Tensor& t, std::size_t held) {
   if (wrapper < 0 || t.use_count() != held + static_cast<std::size_t>(wrapper)) return false;
   const c10::Storage& storage = impl->storage();
   const int storage_wrapper = idle_wrapper_references(storage.unsafeGetStorageImpl()->pyobj_slot());
-  return storage_wrapper >= 0 && storage.use_count() == 1 + static_cast<std::size_t>(storage_wrapper);
+  return storage_wrapper >= 0 &&
+         storage.use_count() == 1 + static_cast<std::size_t>(storage_wrapper);
 }
 
 /// Whether this thread dispatches ops straight to their kernels: no Python dispatch mode
