@@ -62,13 +62,23 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/csrc/autograd/custom_function.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/functions/utils.h>
+#include <torch/csrc/autograd/graph_task.h>
+#include <torch/csrc/autograd/saved_variable.h>
 #include <torch/library.h>
+#include <torch/version.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -120,6 +130,295 @@ inline std::vector<int64_t> half_sizes(const at::Tensor& ab, int64_t cols) {
 
 inline gate_half half_of(bool activate_first) {
   return activate_first ? gate_half::first : gate_half::second;
+}
+
+// ---- the gated backward in place: when autograd may write da over a and db over b ----
+
+/// How the autograd of the gated ops (gated_NAME, gated_NAME_packed, a gate's NAME and
+/// NAME_packed) uses the memory of its saved inputs in the backward. A setting of the process
+/// (of each library that includes this header), read by every backward when it runs.
+enum class gated_backward_memory : int {
+  /// da over a and db over b (dab over ab) where in_place_is_safe proves a and b dead: nothing
+  /// but this node references them. Otherwise new tensors, as `separate`.
+  automatic = 0,
+  /// In place wherever the layout, the mode and the graph allow it, whoever else references a
+  /// and b: the caller vouches that they are dead. An autograd node that saved them still fails
+  /// with PyTorch's "modified by an inplace operation" (the version counters are bumped); a
+  /// plain reference reads the gradients.
+  in_place = 1,
+  /// Never in place: da and db are new tensors.
+  separate = 2,
+};
+
+inline std::atomic<int>& gated_backward_memory_state() {
+  static std::atomic<int> mode{static_cast<int>(gated_backward_memory::automatic)};
+  return mode;
+}
+/// The setting in force.
+inline gated_backward_memory gated_backward_memory_mode() {
+  return static_cast<gated_backward_memory>(
+      gated_backward_memory_state().load(std::memory_order_relaxed));
+}
+/// Sets the mode; returns the one it replaces.
+inline gated_backward_memory set_gated_backward_memory(gated_backward_memory mode) {
+  return static_cast<gated_backward_memory>(
+      gated_backward_memory_state().exchange(static_cast<int>(mode), std::memory_order_relaxed));
+}
+
+/// The op behind cuact_torch.memory.inplace_backward, `_gated_backward_memory(int mode=-1) -> int`:
+/// mode -1 reads the setting, 0, 1, 2 (gated_backward_memory's values) set it; returns the
+/// setting before the call. define_gated_backward_memory registers it in a library.
+inline int64_t gated_backward_memory_op(int64_t mode) {
+  TORCH_CHECK(mode >= -1 && mode <= 2,
+              "_gated_backward_memory: expected a mode of -1 (read), 0 "
+              "(automatic), 1 (in place) or 2 (separate), got ",
+              std::to_string(mode));
+  if (mode < 0) return static_cast<int64_t>(gated_backward_memory_mode());
+  return static_cast<int64_t>(
+      set_gated_backward_memory(static_cast<gated_backward_memory>(static_cast<int>(mode))));
+}
+inline void define_gated_backward_memory(torch::Library& m) {
+  m.def("_gated_backward_memory(int mode=-1) -> int", &gated_backward_memory_op);
+}
+
+/// True where a Python wrapper of a C++ object (a TensorImpl or StorageImpl) counts in its
+/// reference count while C++ holds it too: from torch 2.10 on, the wrapper holds one reference
+/// and the object keeps the wrapper alive while its count exceeds one, so a wrapper that no
+/// Python code holds any more still counts once. Before, a wrapper no Python code held gave its
+/// reference up (the object owned it instead) and counted nothing.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 10)
+#define CUACT_TORCH_WRAPPER_COUNTS 1
+#else
+#define CUACT_TORCH_WRAPPER_COUNTS 0
+#endif
+
+/// The references an idle Python wrapper (one no Python code holds) adds to its object's count,
+/// 0 or 1; -1 where Python code holds the wrapper, so that the object is not dead.
+inline int idle_wrapper_references(const c10::impl::PyObjectSlot* slot) {
+#if CUACT_TORCH_WRAPPER_COUNTS
+  if (slot->load_pyobj() == nullptr) return 0;
+  // One Python reference: the object's own, which it holds while C++ holds it too.
+  return slot->has_unique_reference() ? 1 : -1;
+#else
+  // A held wrapper holds its own reference, which the use counts see.
+  (void)slot;
+  return 0;
+#endif
+}
+
+/// Whether `t` is referenced by `held` references of the caller and nothing else: no other
+/// Tensor (a Python variable, another node's saved variable, a container) holds its TensorImpl,
+/// and no other TensorImpl (a view, .detach(), .data, a saved output's tensor_data) nor an
+/// UntypedStorage holds its storage. An autograd backward that unpacked t from its own
+/// SavedVariable holds two: the saved one and the unpacked copy.
+inline bool referenced_only_by(const at::Tensor& t, std::size_t held) {
+  const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+  const int wrapper = idle_wrapper_references(impl->pyobj_slot());
+  if (wrapper < 0 || t.use_count() != held + static_cast<std::size_t>(wrapper)) return false;
+  const c10::Storage& storage = impl->storage();
+  const int storage_wrapper = idle_wrapper_references(storage.unsafeGetStorageImpl()->pyobj_slot());
+  return storage_wrapper >= 0 &&
+         storage.use_count() == 1 + static_cast<std::size_t>(storage_wrapper);
+}
+
+/// Whether this thread dispatches ops straight to their kernels: no Python dispatch mode
+/// (FakeTensorMode, FunctionalTensorMode, a tracing or logging mode) and no functionalization,
+/// as under torch.compile's AOTAutograd tracing, export or a user's TorchDispatchMode.
+inline bool dispatch_uninterposed() {
+  using c10::DispatchKey;
+  return !c10::impl::tls_is_dispatch_key_included(DispatchKey::Python) &&
+         !c10::impl::tls_is_dispatch_key_included(DispatchKey::PythonTLSSnapshot) &&
+         !c10::impl::tls_is_dispatch_key_included(DispatchKey::Functionalize);
+}
+
+/// Whether `t` is plain CUDA memory a kernel may write: a strided, non-inference CUDA tensor of
+/// a cuact dtype with real storage, no tensor subclass (FakeTensor, FunctionalTensor, DTensor:
+/// the Python key), not functionalized, not meta.
+inline bool plain_cuda(const at::Tensor& t) {
+  using c10::DispatchKey;
+  if (!t.defined() || t.layout() != at::kStrided || !t.is_cuda() || t.is_meta() ||
+      t.is_inference() || !t.has_storage()) {
+    return false;
+  }
+  const c10::DispatchKeySet keys = t.key_set();
+  if (keys.has(DispatchKey::Python) || keys.has(DispatchKey::PythonTLSSnapshot) ||
+      keys.has(DispatchKey::Functionalize)) {
+    return false;
+  }
+  const auto dtype = t.scalar_type();
+  return dtype == at::kFloat || dtype == at::kDouble || dtype == at::kHalf ||
+         dtype == at::kBFloat16;
+}
+
+/// A saved input of a gated node, unpacked, with what the in-place decision needs to know.
+struct unpacked_input {
+  at::Tensor tensor;    ///< as unpacked (the original variable, with its history)
+  bool hooked = false;  ///< packed by saved-tensor hooks (then not the original's memory)
+};
+
+/// Whether the gated backward may write the gradients of `inputs` over their memory (see
+/// gated_backward_memory), `grad` being the incoming gradient; the caller has checked the layout
+/// (flat-dense, one layout for the gated op; contiguous for the packed op). Always required: the
+/// mode allows it; a backward that builds no graph (not create_graph) of a graph task that
+/// releases the graph after it (not retain_graph, nor a call outside the engine: the engine's
+/// keep_graph); ops dispatched to their kernels (no tracing, mode or functionalization); every
+/// tensor plain CUDA memory of one dtype and device; inputs that are not leaves (a leaf's memory
+/// is the parameter whose .grad this computes); no input sharing memory with grad or another
+/// input. In `automatic` mode also: no input a view, none packed by saved-tensor hooks, each
+/// referenced only by this node (referenced_only_by: its saved variable and the unpacked copy).
+/// Then nothing can read a or b after this backward: every other reader would hold a reference.
+/// The in-place write bumps the inputs' version counters all the same.
+inline bool in_place_is_safe(std::initializer_list<const unpacked_input*> inputs,
+                             const at::Tensor& grad) {
+  const gated_backward_memory mode = gated_backward_memory_mode();
+  if (mode == gated_backward_memory::separate) return false;
+  if (at::GradMode::is_enabled() || torch::autograd::get_current_graph_task_keep_graph()) {
+    return false;
+  }
+  if (!dispatch_uninterposed() || !plain_cuda(grad)) return false;
+  for (const unpacked_input* input : inputs) {
+    const at::Tensor& t = input->tensor;
+    if (!plain_cuda(t) || t.is_leaf() || t.scalar_type() != grad.scalar_type() ||
+        t.device() != grad.device()) {
+      return false;
+    }
+  }
+  for (const unpacked_input* input : inputs) {  // all have storage now
+    if (input->tensor.is_alias_of(grad)) return false;
+    for (const unpacked_input* other : inputs) {
+      if (other != input && input->tensor.is_alias_of(other->tensor)) return false;
+    }
+  }
+  if (mode == gated_backward_memory::in_place) return true;
+  for (const unpacked_input* input : inputs) {
+    if (input->hooked || input->tensor.is_view() || !referenced_only_by(input->tensor, 2)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// grad in the layout of `like` for the in-place backward: as it is where it has like's strides,
+/// else a contiguous copy where like is contiguous (a temporary the size of one gradient, less
+/// than the two results the separate backward allocates), else undefined (not in place).
+inline at::Tensor grad_like(const at::Tensor& grad, const at::Tensor& like) {
+  if (grad.sizes() != like.sizes()) return at::Tensor();
+  if (grad.strides() == like.strides()) return grad;
+  if (!like.is_contiguous()) return at::Tensor();
+  return grad.contiguous();
+}
+
+/// The input the backward writes over: the variable's memory without its history (a detached
+/// alias sharing its version counter, so that the bump reaches every saved copy).
+inline at::Tensor written_alias(const at::Tensor& t) { return t.detach(); }
+
+/// Runs a backward op from an autograd backward: below autograd where grad mode is off (a plain
+/// backward: its results need no graph), through it otherwise (create_graph).
+template <class Op, class... Args>
+auto call_backward_op(const Op& op, const Args&... args) {
+  if (!at::GradMode::is_enabled()) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return op.call(args...);
+  }
+  return op.call(args...);
+}
+
+/// The autograd node of a gated op: gate(a, b) (packed false) or gate over the halves of ab
+/// (packed true), built as the activation families' node is (torch.cuh): the inputs saved in
+/// SavedVariables, the parameters as members, no torch::autograd::Function context. Family
+/// supplies the backwards (separate and in place) and the node's name; see in_place_is_safe for
+/// when the backward writes over the inputs.
+template <class Family, bool Packed>
+struct gated_node : torch::autograd::Node {
+  using Tensor = at::Tensor;
+  using variable_list = torch::autograd::variable_list;
+  torch::autograd::SavedVariable first_;   ///< a, or ab
+  torch::autograd::SavedVariable second_;  ///< b (unused when packed)
+  typename Family::param_array params_{};
+  bool activate_first_ = true;
+
+  unpacked_input unpack(const torch::autograd::SavedVariable& saved) {
+    unpacked_input input;
+#if CUACT_TORCH_WRAPPER_COUNTS
+    input.hooked = saved.has_hooks();
+#else
+    input.hooked = true;  // unknown before torch 2.10: `automatic` leaves the input as it is
+#endif
+    input.tensor = saved.unpack(shared_from_this());  // refuses an input modified since
+    return input;
+  }
+
+  variable_list apply(variable_list&& grads) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if constexpr (Packed) {
+      unpacked_input ab = unpack(first_);
+      variable_list result(1);
+      if (!grads[0].defined() || !task_should_compute_output(0)) return result;
+      const Tensor g = grads[0].is_contiguous() ? grads[0] : grads[0].contiguous();
+      if (ab.tensor.is_contiguous() && in_place_is_safe({&ab}, g)) {
+        Tensor dab = written_alias(ab.tensor);
+        ab.tensor.reset();  // its memory is dab's from here on
+        Family::packed_backward_in_place(params_, g, dab, activate_first_);
+        result[0] = std::move(dab);
+      } else {
+        result[0] = Family::packed_backward(params_, grads[0], ab.tensor, activate_first_);
+      }
+      return result;
+    } else {
+      unpacked_input a = unpack(first_);
+      unpacked_input b = unpack(second_);
+      variable_list result(2);
+      if (!grads[0].defined()) return result;
+      const Tensor g = grad_like(grads[0], a.tensor);
+      if (g.defined() && flat_alike(a.tensor, {&b.tensor, &g}) && in_place_is_safe({&a, &b}, g)) {
+        Tensor da = written_alias(a.tensor);
+        Tensor db = written_alias(b.tensor);
+        a.tensor.reset();  // their memory is da's and db's from here on
+        b.tensor.reset();
+        Family::backward_in_place(params_, g, da, db);
+        result[0] = std::move(da);
+        result[1] = std::move(db);
+      } else {
+        auto [da, db] = Family::backward(params_, grads[0], a.tensor, b.tensor);
+        result[0] = std::move(da);
+        result[1] = std::move(db);
+      }
+      return result;
+    }
+  }
+  std::string name() const override { return Family::node_name(Packed); }
+  void release_variables() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    first_.reset_data();
+    second_.reset_data();
+  }
+};
+
+/// Records gated_node<Family, Packed> for `result` of a forward over `inputs`: the inputs'
+/// edges and saved variables, the parameters. Forward-mode AD is refused, as for the
+/// activation families.
+template <class Family, bool Packed>
+void record_gated(at::Tensor& result, std::initializer_list<const at::Tensor*> inputs,
+                  const typename Family::param_array& params, bool activate_first,
+                  const std::string& op) {
+  for (const at::Tensor* t : inputs) {
+    TORCH_CHECK(!t->_fw_grad(/*level=*/0).defined(), op,
+                ": forward-mode AD (a tangent on an input) is not implemented");
+  }
+  using node_t = gated_node<Family, Packed>;
+  std::shared_ptr<node_t> node(new node_t(), torch::autograd::deleteNode);
+  const at::Tensor& first = **inputs.begin();
+  if constexpr (Packed) {
+    node->set_next_edges(torch::autograd::collect_next_edges(first));
+  } else {
+    const at::Tensor& second = **(inputs.begin() + 1);
+    node->set_next_edges(torch::autograd::collect_next_edges(first, second));
+    node->second_ = torch::autograd::SavedVariable(second, /*is_output=*/false);
+  }
+  node->first_ = torch::autograd::SavedVariable(first, /*is_output=*/false);
+  node->params_ = params;
+  node->activate_first_ = activate_first;
+  torch::autograd::set_history(result, node);
 }
 
 /// The gated ops' kernels for gate type Gate (gate.cuh), `op` naming the op in messages: the
@@ -249,6 +548,34 @@ struct gate_kernels {
     }
     return dab;
   }
+
+  /// The packed backward in place: dab into ab's memory (fused.cuh allows it), for an autograd
+  /// that knows ab is dead after the backward. ab and grad must be contiguous.
+  static void packed_backward_inplace(const Gate& gate, const Tensor& grad, Tensor& ab,
+                                      bool activate_first, const std::string& op) {
+    check_tensor(ab, op, "ab");
+    check_dtype(ab, op);
+    const int64_t cols = packed_cols(ab, op);
+    check_companion(grad, ab, op, "grad", "ab");
+    const auto expected = half_sizes(ab, cols);
+    TORCH_CHECK(grad.sizes() == at::IntArrayRef(expected), op, ": expected grad of size ",
+                sizes_text(expected), " (ab's with its last dimension halved), got ",
+                sizes_text(grad.sizes()));
+    TORCH_CHECK(ab.is_contiguous() && grad.is_contiguous(), op,
+                ": expected ab and grad contiguous for the backward in place");
+    const c10::cuda::CUDAGuard guard(ab.device());
+    const row_shape shape = rows_of(grad, cols);
+    if (shape.rows == 0) return;
+    if constexpr (has_backward) {
+      dispatch_dtype(ab.scalar_type(), op, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        check_cuda(cuact::gate_backward_packed(gate, data_of<const T>(ab), data_of<const T>(grad),
+                                               data_of<T>(ab), shape.rows, shape.cols,
+                                               half_of(activate_first), current_stream()),
+                   op);
+      });
+    }
+  }
 };
 
 template <class Policy, class Params = void>
@@ -312,6 +639,13 @@ struct fused_family<Policy, std::index_sequence<I...>> {
   }
   static const auto& gated_backward_op() {
     static const auto op = handle<gated_backward_signature>(op_name("gated_", "_backward"));
+    return op;
+  }
+  using gated_backward_inplace_signature =
+      typename with_doubles<void(const Tensor&, Tensor&, Tensor&), param_count>::type;
+  static const auto& gated_backward_inplace_op() {
+    static const auto op =
+        handle<gated_backward_inplace_signature>(op_name("gated_", "_backward_"));
     return op;
   }
   static const auto& packed_op() {
@@ -379,6 +713,47 @@ struct fused_family<Policy, std::index_sequence<I...>> {
     return gate_ops::packed_backward(gate_t{activation_family::make(p...)}, grad, ab,
                                      activate_first, op);
   }
+
+  /// gated_NAME_backward_ below ADInplaceOrView, then the version bumps of a and b, as PyTorch's
+  /// in-place ops do: a saved variable of a or b then refuses to unpack.
+  static void gated_backward_inplace_view_kernel(c10::DispatchKeySet keys, const Tensor& grad,
+                                                 Tensor& a, Tensor& b, as_double<I>... p) {
+    {
+      at::AutoDispatchBelowADInplaceOrView guard;
+      gated_backward_inplace_op().redispatch(keys & c10::after_ADInplaceOrView_keyset, grad, a, b,
+                                             p...);
+    }
+    a.unsafeGetTensorImpl()->bump_version();
+    b.unsafeGetTensorImpl()->bump_version();
+  }
+
+  /// The gated nodes' backwards and names (gated_node).
+  struct node_ops {
+    using param_array = std::array<double, param_count>;
+    static tensor_pair backward(const param_array& p, const Tensor& grad, const Tensor& a,
+                                const Tensor& b) {
+      return call_backward_op(gated_backward_op(), grad, a, b, p[I]...);
+    }
+    static void backward_in_place(const param_array& p, const Tensor& grad, Tensor& a, Tensor& b) {
+      gate_ops::backward_inplace(gate_t{activation_family::make(p[I]...)}, grad, a, b,
+                                 op_name("gated_", "_backward_"));
+      a.unsafeGetTensorImpl()->bump_version();
+      b.unsafeGetTensorImpl()->bump_version();
+    }
+    static Tensor packed_backward(const param_array& p, const Tensor& grad, const Tensor& ab,
+                                  bool activate_first) {
+      return call_backward_op(packed_backward_op(), grad, ab, p[I]..., activate_first);
+    }
+    static void packed_backward_in_place(const param_array& p, const Tensor& grad, Tensor& ab,
+                                         bool activate_first) {
+      gate_ops::packed_backward_inplace(gate_t{activation_family::make(p[I]...)}, grad, ab,
+                                        activate_first, op_name("gated_", "_packed_backward"));
+      ab.unsafeGetTensorImpl()->bump_version();
+    }
+    static std::string node_name(bool packed) {
+      return packed ? op_name("gated_", "_packed_backward") : op_name("gated_", "_backward");
+    }
+  };
 
   /// x [..., cols] and bias [cols]: of one device and dtype.
   static int64_t check_bias(const Tensor& x, const Tensor& bias, const std::string& op) {
@@ -543,7 +918,8 @@ struct fused_family<Policy, std::index_sequence<I...>> {
   }
 
   /// act(a) * b (Bias false) and act(x + bias) (Bias true): two tensor inputs, a backward that
-  /// gives both gradients. The two ops have one signature.
+  /// gives both gradients. The two ops have one signature; the gated op's autograd is gated_node
+  /// (with node_ops), the bias op's two_input_function.
   template <bool Bias>
   static const auto& two_input_op() {
     return Bias ? bias_op() : gated_op();
@@ -569,26 +945,6 @@ struct fused_family<Policy, std::index_sequence<I...>> {
       auto [d_first, d_second] =
           two_input_backward_op<Bias>().call(grads[0], saved[0], saved[1], params[I]...);
       return gradients({d_first, d_second}, param_count);
-    }
-  };
-
-  struct packed_function : torch::autograd::Function<packed_function> {
-    static Tensor forward(autograd_context* ctx, const Tensor& ab, as_double<I>... p,
-                          bool activate_first) {
-      activation_family::save_params(ctx, p...);
-      ctx->saved_data["activate_first"] = activate_first;
-      ctx->save_for_backward({ab});
-      at::AutoDispatchBelowADInplaceOrView guard;
-      return packed_op().call(ab, p..., activate_first);
-    }
-    static variable_list backward(autograd_context* ctx, variable_list grads) {
-      const auto saved = ctx->get_saved_variables();
-      const auto params = activation_family::params_of(ctx);
-      if (!grads[0].defined()) return gradients({Tensor()}, param_count + 1);
-      const bool activate_first = ctx->saved_data["activate_first"].toBool();
-      return gradients(
-          {packed_backward_op().call(grads[0], saved[0], params[I]..., activate_first)},
-          param_count + 1);
     }
   };
 
@@ -620,7 +976,19 @@ struct fused_family<Policy, std::index_sequence<I...>> {
     const bool wanted =
         activation_family::wants_grad(first) || activation_family::wants_grad(second);
     if constexpr (has_backward) {
-      if (wanted) return two_input_function<Bias>::apply(first, second, p...);
+      if (wanted) {
+        if constexpr (Bias) {
+          return two_input_function<Bias>::apply(first, second, p...);
+        } else {
+          Tensor out;
+          {
+            at::AutoDispatchBelowADInplaceOrView guard;
+            out = gated_op().call(first, second, p...);
+          }
+          record_gated<node_ops, false>(out, {&first, &second}, {p...}, true, op_name("gated_"));
+          return out;
+        }
+      }
     } else {
       refuse_grad(wanted, Bias ? op_name("bias_") : op_name("gated_"));
     }
@@ -630,7 +998,16 @@ struct fused_family<Policy, std::index_sequence<I...>> {
   static Tensor packed_autograd(const Tensor& ab, as_double<I>... p, bool activate_first) {
     const bool wanted = activation_family::wants_grad(ab);
     if constexpr (has_backward) {
-      if (wanted) return packed_function::apply(ab, p..., activate_first);
+      if (wanted) {
+        Tensor out;
+        {
+          at::AutoDispatchBelowADInplaceOrView guard;
+          out = packed_op().call(ab, p..., activate_first);
+        }
+        record_gated<node_ops, true>(out, {&ab}, {p...}, activate_first,
+                                     op_name("gated_", "_packed"));
+        return out;
+      }
     } else {
       refuse_grad(wanted, op_name("gated_", "_packed"));
     }
@@ -704,6 +1081,10 @@ struct fused_family<Policy, std::index_sequence<I...>> {
         impl(cast + "_backward", torch::dispatch(device, &cast_backward_kernel));
       }
     }
+    if constexpr (has_backward) {
+      impl(gated + "_backward_",
+           torch::dispatch(DispatchKey::ADInplaceOrView, &gated_backward_inplace_view_kernel));
+    }
     impl(gated, torch::dispatch(DispatchKey::Autograd, &two_input_autograd<false>));
     impl(packed, torch::dispatch(DispatchKey::Autograd, &packed_autograd));
     impl(bias, torch::dispatch(DispatchKey::Autograd, &two_input_autograd<true>));
@@ -722,8 +1103,6 @@ struct gate_family<Gate, std::index_sequence<I...>> {
   static constexpr bool has_backward = cuact::has_gate_backward_v<Gate>;
   using Tensor = at::Tensor;
   using tensor_pair = std::tuple<Tensor, Tensor>;
-  using autograd_context = torch::autograd::AutogradContext;
-  using variable_list = torch::autograd::variable_list;
   static constexpr std::size_t param_count = sizeof...(I);
   /// An op family's (torch.cuh) parameter construction, checks (parameter_rule) and autograd
   /// helpers serve the gate's ops too.
@@ -767,6 +1146,12 @@ struct gate_family<Gate, std::index_sequence<I...>> {
     static const auto op = handle<packed_backward_signature>(op_name("_packed_backward"));
     return op;
   }
+  using backward_inplace_signature =
+      typename with_doubles<void(const Tensor&, Tensor&, Tensor&), param_count>::type;
+  static const auto& backward_inplace_op() {
+    static const auto op = handle<backward_inplace_signature>(op_name("_backward_"));
+    return op;
+  }
 
   // ---- device kernels (registered for CUDA, and for CPU where they explain the refusal) ----
 
@@ -793,52 +1178,45 @@ struct gate_family<Gate, std::index_sequence<I...>> {
     return kernels::packed_backward(params_family::make(p...), grad, ab, activate_first, op);
   }
 
-  // ---- autograd ----
-
-  /// One gradient per forward argument: the tensors', then none for the parameters (and the
-  /// packed op's flag).
-  static variable_list gradients(std::initializer_list<Tensor> tensors, std::size_t others) {
-    variable_list result(tensors.size() + others);
-    std::copy(tensors.begin(), tensors.end(), result.begin());
-    return result;
+  /// NAME_backward_ below ADInplaceOrView, then the version bumps of a and b.
+  static void backward_inplace_view_kernel(c10::DispatchKeySet keys, const Tensor& grad, Tensor& a,
+                                           Tensor& b, as_double<I>... p) {
+    {
+      at::AutoDispatchBelowADInplaceOrView guard;
+      backward_inplace_op().redispatch(keys & c10::after_ADInplaceOrView_keyset, grad, a, b, p...);
+    }
+    a.unsafeGetTensorImpl()->bump_version();
+    b.unsafeGetTensorImpl()->bump_version();
   }
 
-  struct forward_function : torch::autograd::Function<forward_function> {
-    static Tensor forward(autograd_context* ctx, const Tensor& a, const Tensor& b,
-                          as_double<I>... p) {
-      params_family::save_params(ctx, p...);
-      ctx->save_for_backward({a, b});
-      at::AutoDispatchBelowADInplaceOrView guard;
-      return forward_op().call(a, b, p...);
+  /// The gated nodes' backwards and names (gated_node).
+  struct node_ops {
+    using param_array = std::array<double, param_count>;
+    static tensor_pair backward(const param_array& p, const Tensor& grad, const Tensor& a,
+                                const Tensor& b) {
+      return call_backward_op(backward_op(), grad, a, b, p[I]...);
     }
-    static variable_list backward(autograd_context* ctx, variable_list grads) {
-      const auto saved = ctx->get_saved_variables();
-      const auto params = params_family::params_of(ctx);
-      if (!grads[0].defined()) return gradients({Tensor(), Tensor()}, param_count);
-      auto [da, db] = backward_op().call(grads[0], saved[0], saved[1], params[I]...);
-      return gradients({da, db}, param_count);
+    static void backward_in_place(const param_array& p, const Tensor& grad, Tensor& a, Tensor& b) {
+      kernels::backward_inplace(params_family::make(p[I]...), grad, a, b, op_name("_backward_"));
+      a.unsafeGetTensorImpl()->bump_version();
+      b.unsafeGetTensorImpl()->bump_version();
+    }
+    static Tensor packed_backward(const param_array& p, const Tensor& grad, const Tensor& ab,
+                                  bool activate_first) {
+      return call_backward_op(packed_backward_op(), grad, ab, p[I]..., activate_first);
+    }
+    static void packed_backward_in_place(const param_array& p, const Tensor& grad, Tensor& ab,
+                                         bool activate_first) {
+      kernels::packed_backward_inplace(params_family::make(p[I]...), grad, ab, activate_first,
+                                       op_name("_packed_backward"));
+      ab.unsafeGetTensorImpl()->bump_version();
+    }
+    static std::string node_name(bool packed) {
+      return packed ? op_name("_packed_backward") : op_name("_backward");
     }
   };
 
-  struct packed_function : torch::autograd::Function<packed_function> {
-    static Tensor forward(autograd_context* ctx, const Tensor& ab, as_double<I>... p,
-                          bool activate_first) {
-      params_family::save_params(ctx, p...);
-      ctx->saved_data["activate_first"] = activate_first;
-      ctx->save_for_backward({ab});
-      at::AutoDispatchBelowADInplaceOrView guard;
-      return packed_op().call(ab, p..., activate_first);
-    }
-    static variable_list backward(autograd_context* ctx, variable_list grads) {
-      const auto saved = ctx->get_saved_variables();
-      const auto params = params_family::params_of(ctx);
-      if (!grads[0].defined()) return gradients({Tensor()}, param_count + 1);
-      const bool activate_first = ctx->saved_data["activate_first"].toBool();
-      return gradients(
-          {packed_backward_op().call(grads[0], saved[0], params[I]..., activate_first)},
-          param_count + 1);
-    }
-  };
+  // ---- autograd (gated_node, with node_ops above) ----
 
   static void refuse_grad(bool wanted, const std::string& op) {
     TORCH_CHECK(!wanted, op,
@@ -849,7 +1227,15 @@ struct gate_family<Gate, std::index_sequence<I...>> {
   static Tensor forward_autograd(const Tensor& a, const Tensor& b, as_double<I>... p) {
     const bool wanted = params_family::wants_grad(a) || params_family::wants_grad(b);
     if constexpr (has_backward) {
-      if (wanted) return forward_function::apply(a, b, p...);
+      if (wanted) {
+        Tensor out;
+        {
+          at::AutoDispatchBelowADInplaceOrView guard;
+          out = forward_op().call(a, b, p...);
+        }
+        record_gated<node_ops, false>(out, {&a, &b}, {p...}, true, op_name());
+        return out;
+      }
     } else {
       refuse_grad(wanted, op_name());
     }
@@ -859,7 +1245,15 @@ struct gate_family<Gate, std::index_sequence<I...>> {
   static Tensor packed_autograd(const Tensor& ab, as_double<I>... p, bool activate_first) {
     const bool wanted = params_family::wants_grad(ab);
     if constexpr (has_backward) {
-      if (wanted) return packed_function::apply(ab, p..., activate_first);
+      if (wanted) {
+        Tensor out;
+        {
+          at::AutoDispatchBelowADInplaceOrView guard;
+          out = packed_op().call(ab, p..., activate_first);
+        }
+        record_gated<node_ops, true>(out, {&ab}, {p...}, activate_first, op_name("_packed"));
+        return out;
+      }
     } else {
       refuse_grad(wanted, op_name("_packed"));
     }
@@ -896,6 +1290,10 @@ struct gate_family<Gate, std::index_sequence<I...>> {
         impl(n + "_backward_", torch::dispatch(device, &backward_inplace_kernel));
         impl(n + "_packed_backward", torch::dispatch(device, &packed_backward_kernel));
       }
+    }
+    if constexpr (has_backward) {
+      impl(n + "_backward_",
+           torch::dispatch(DispatchKey::ADInplaceOrView, &backward_inplace_view_kernel));
     }
     impl(n, torch::dispatch(DispatchKey::Autograd, &forward_autograd));
     impl(n + "_packed", torch::dispatch(DispatchKey::Autograd, &packed_autograd));

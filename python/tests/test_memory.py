@@ -1,6 +1,6 @@
 """Autograd that saves less: memory.relu(x, save_mask=True) (1 bit saved per element) and
-memory.gated(..., inplace_backward=True) (da over a, db over b). Skipped (with the reason)
-without torch or a CUDA device."""
+memory.gated(..., inplace_backward=True) (da over a, db over b; test_inplace_backward.py has the
+gated ops' own in-place backward). Skipped (with the reason) without torch or a CUDA device."""
 from _pytest_compat import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed")
@@ -106,7 +106,8 @@ def test_gated_inplace_backward_allocates_less():
         a, b = x @ w, x @ w.t()
         out = memory.gated(a, b, name, inplace_backward=inplace)
         del a, b
-        out.backward(torch.ones_like(out))
+        with memory.inplace_backward_mode("auto" if inplace else "never"):
+            out.backward(torch.ones_like(out))
         torch.cuda.synchronize()
         peaks[inplace] = torch.cuda.max_memory_allocated() - base
         del out, w, x

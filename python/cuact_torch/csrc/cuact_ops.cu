@@ -105,6 +105,7 @@ TORCH_LIBRARY(cuact, m) {
   m.def("_gates() -> str", &gates);
   m.def("_bias_backward_workspace_bytes(int rows, int cols, ScalarType dtype) -> int",
         &bias_backward_workspace_bytes);
+  cuact::torch_ops::define_gated_backward_memory(m);  // cuact_torch.memory.inplace_backward
   m.def("relu_mask(Tensor x) -> (Tensor, Tensor)");
   m.def("relu_backward_mask(Tensor grad, Tensor mask) -> Tensor");
   m.impl("relu_mask", torch::dispatch(c10::DispatchKey::CUDA, &relu_mask));
