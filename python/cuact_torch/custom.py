@@ -147,9 +147,9 @@ def _activation_load_inline(name, forward, derivative=None, derivative_from_outp
 
 _CTYPE = {}  # torch dtype -> (C++ type, vector width): 16-byte vectors as cuact's auto_width
 _THREADS = int(os.environ.get("CUACT_TORCH_JIT_THREADS", "128"))  # cuact's threads_per_block
-_VECTORS = int(os.environ.get("CUACT_TORCH_JIT_VECTORS", "0"))  # 0: CUACT_MAX_LOAD_BYTES_PER_THREAD's
+_VECTORS = int(os.environ.get("CUACT_TORCH_JIT_VECTORS", "0"))  # 0: max_load_bytes_per_thread's
 _BLOCKS_PER_SM = int(os.environ.get("CUACT_TORCH_JIT_BLOCKS_PER_SM", "0"))  # 0: one pass, no cap
-_PASSES = int(os.environ.get("CUACT_TORCH_JIT_PASSES", "1"))  # grid-stride steps per thread
+_PASSES = int(os.environ.get("CUACT_TORCH_JIT_PASSES", "0"))  # grid-stride steps; 0: the rule in run
 # A quantize grid of 4 x this many blocks or more runs a quarter of them, each over four times
 # the elements, as fused_dispatch.cuh's quantize_launch_shape does (quantize_min_blocks).
 _QUANTIZE_MIN_BLOCKS = 8192
@@ -246,7 +246,7 @@ class _Family:
                 " const size_t threads = size_t(gridDim.x) * blockDim.x;")
         split = "size_t head, size_t vectors, size_t tail, unsigned k"
 
-        def elementwise(kernel, op, outs, ins, width_=width):
+        def elementwise(kernel, op, outs, ins, width_=width, init="{}, act"):
             out_types = ", ".join(t for t, _ in outs)
             in_types = ", ".join(t for t, _ in ins)
             args = ", ".join([f"{t}* {n}" for t, n in outs] + [f"const {t}* {n}" for t, n in ins])
@@ -256,7 +256,7 @@ class _Family:
                 f"  using op_t = {op};",
                 f"  cuact::elementwise_params<op_t, {width_}, cuact::detail::type_list<{out_types}>,"
                 f" cuact::detail::type_list<{in_types}>> p{{{{{', '.join(n for _, n in outs)}}}, "
-                f"{{{', '.join(n for _, n in ins)}}}, head, vectors, tail, k, op_t{{{{}}, act}}}};",
+                f"{{{', '.join(n for _, n in ins)}}}, head, vectors, tail, k, op_t{{{init}}}}};",
                 f"  {grid}",
                 "  cuact::elementwise_thread(p, thread, threads);",
                 "}"]
@@ -271,6 +271,11 @@ class _Family:
         if group == "forward":
             lines += elementwise("cuact_forward", "cuact::forward_op<user_activation, T>",
                                  [("T", "out")], [("T", "x")])
+            if self._forward_one_vector(dtype):
+                lines += elementwise(
+                    "cuact_forward_one",
+                    "cuact::detail::one_vector_op<cuact::forward_op<user_activation, T>>",
+                    [("T", "out")], [("T", "x")], init="{{}, act}")
         elif group == "backward":
             if self.parts.get("derivative") is not None or self.parts.get("gradient") is not None:
                 lines += elementwise("cuact_backward", "cuact::gradient_op<user_activation, T>",
@@ -317,6 +322,13 @@ class _Family:
                 "  cuact::detail::quantize_block(q, cuact::detail::global_memory_access{});",
                 "}"]
         return "\n".join(lines) + "\n"
+
+    def _forward_one_vector(self, dtype):
+        """Whether the forward for `dtype` runs a kernel compiled for one vector per thread: a
+        16-bit forward declared heavy, as cuact's launch model runs one (dispatch.cuh:
+        heavy_runs_one_vector). Compiled for two and run with one, its math keeps the second
+        vector's registers and code, and it fell well short of the built-in kernel."""
+        return self.heavy is True and _ctypes_of()[dtype][0] in ("__half", "__nv_bfloat16")
 
     @property
     def has_gradient(self):
@@ -384,14 +396,25 @@ class _Family:
         head, vectors, tail = _split(n, pointers, max(t.element_size() for t in tensors), width) \
             if element == max(t.element_size() for t in tensors) else _split_mixed(n, tensors, width)
         load_bytes = sum(t.element_size() for t in ins) * width
-        k = 1 if load_bytes >= 32 else 32 // load_bytes  # CUACT_MAX_LOAD_BYTES_PER_THREAD
+        k = 1 if load_bytes >= 32 else 32 // load_bytes  # max_load_bytes_per_thread
         # one vector per thread for a declared-light forward over vectors of 4 elements or fewer
         # (fp32, fp64), as the built-in light ops launch; a heavy or undeclared one keeps two,
         # whose loads hide its math as launch.cuh's model gives heavy ops (one starves it)
         if width <= 4 and out_dtype is None and self.heavy is False:
             k = 1
+        passes = 1
+        if kernel == "cuact_forward" and width >= 8 and self.heavy is not False:
+            # a heavy or undeclared 16-bit forward: two grid-stride passes, where the grid still
+            # fills the GPU (the model's passes where a 16-bit forward's instruction budget is
+            # tight, as on every current data-centre GPU); a declared-heavy one in the kernel
+            # compiled for one vector per thread (_forward_one_vector)
+            if self._forward_one_vector(dtype):
+                kernel, k = "cuact_forward_one", 1
+            waves = vectors / (k * 2048 * _sm_count(first.device))
+            passes = 2 if waves >= 2 else 1
         k = min(k, _VECTORS) if _VECTORS else k
-        work = max(-(-vectors // (k * max(_PASSES, 1))), head + tail)
+        passes = _PASSES if _PASSES else passes
+        work = max(-(-vectors // (k * passes)), head + tail)
         blocks = max(1, min(-(-work // _THREADS), 2 ** 31 - 1))
         if group == "quantize" and blocks >= 4 * _QUANTIZE_MIN_BLOCKS:
             blocks = -(-blocks // 4)  # each block ends in a reduction and an atomicMax
@@ -417,6 +440,16 @@ class _Family:
         args += [ctypes.c_double(float(v)) for v in params]
         mod.launch(kernel, blocks, _THREADS, torch.cuda.current_stream(out.device).cuda_stream,
                    args)
+
+
+_SMS = {}  # device index -> SM count
+
+
+def _sm_count(device):
+    count = _SMS.get(device.index)
+    if count is None:
+        count = _SMS[device.index] = torch.cuda.get_device_properties(device).multi_processor_count
+    return count
 
 
 def _split_mixed(n, tensors, width):
