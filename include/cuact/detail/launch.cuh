@@ -64,7 +64,7 @@
 /// - **Tabulated bf16 -> fp8 quantizes** (kernels/table.cuh: bf16_table_quantize_op). From the
 ///   same size, a functor without a hint quantizing bf16 to fp8 looks its float result up in a
 ///   32 KiB table (tabulates): one fixed shape on every device, 512-thread blocks in 32 passes
-///   (fused_dispatch.cuh: tabulated_quantize_passes).
+///   (tuning_table.cuh: tabulated_quantize_passes).
 /// - Everything read from the device is cached per device (and per kernel instantiation for
 ///   occupancy) in atomics: concurrent calls from many host threads on many devices take no lock
 ///   (but for a tabulated forward's table buffer: dispatch.cuh, get_table_buffer).
@@ -261,13 +261,18 @@ inline policy fixed_policy_selector(const policy_request&, const policy&, const 
 }  // namespace detail
 
 /// Overrides the launch policy of every cuact call the calling host thread makes while it lives
-/// (forward, backward, the fused ops, transform: each modelled launch), then restores the one
-/// before it. Nested overrides stack. A fixed policy keeps its threads per block, vectors per
+/// (forward, backward, transform, the row-wise gated and bias ops, the ReLU mask's forward and
+/// backward, the bias backward's first stage, the quantize: each modelled launch), then restores
+/// the one before it. Nested overrides stack. A fixed policy keeps its threads per block, vectors per
 /// thread (capped at the kernel's), passes, residency cap and algorithm; its blocks, where 0,
 /// cover the work once (fit_policy). algorithm::bulk_tiles is taken where the launch can run so
 /// (one input and one output of 16-bit, float or double data, sm_90, an op whose traits allow
 /// bulk tiles: dispatch.cuh, may_take_bulk_tiles_v); algorithm::elementwise keeps a launch off
-/// bulk tiles. The bf16 table path and the ReLU mask keep their own shapes.
+/// bulk tiles. Not reached, each for a reason: the tabulated bf16 forward and quantize (each block
+/// copies a table first, so their shapes are fixed: tuning_table.cuh), the table's fill kernel, the
+/// bias backward's second stage (a thread per column summing the partial sums), and the choices
+/// between kernels (the flat bias pass or the row walk, the one-vector instantiation, the bias
+/// gradient's capped kernel, except that a block above its launch bounds runs the other).
 ///
 ///     cuact::scoped_policy forced{cuact::policy{0, 256, 2, 1, true}};
 ///     cuact::forward(cuact::silu{}, x, y, n, stream);  // 256-thread blocks, 2 vectors, 1 pass
