@@ -305,7 +305,8 @@ TEST_CASE("launch model: the one-vector kernel where it holds more resident bloc
   using one_params = decltype(cuact::make_elementwise_params<4>(
       cuact::detail::one_vector_op<own_t>{}, static_cast<float*>(nullptr), 0,
       static_cast<const float*>(nullptr)));
-  static_assert(own_params::max_vectors_per_thread == CUACT_MAX_LOAD_BYTES_PER_THREAD / 16);
+  static_assert(own_params::max_vectors_per_thread ==
+                cuact::detail::max_load_bytes_per_thread / 16);
   static_assert(one_params::max_vectors_per_thread == 1);
   // the public spelling, for users' own launches: the same op, its parameters kept
   static_assert(std::is_same_v<cuact::one_vector<own_t>, cuact::detail::one_vector_op<own_t>>);

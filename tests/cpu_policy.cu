@@ -276,14 +276,11 @@ cuact::policy half_the_threads(const cuact::policy_request&, const cuact::policy
   return p;
 }
 /// What choose_launch_shape (launch.cuh) launches for `request`: select_policy's policy, or the
-/// calling thread's selector's, fitted to the problem.
+/// calling thread's selector's, fitted to the kernel and the problem (selected_policy).
 cuact::policy launched(const cuact::policy_request& request) {
-  const cuact::policy chosen =
-      cuact::select_policy(request.device, request.kernel, request.op, request.work);
-  const cuact::policy_selector& selector = cuact::detail::current_policy_selector();
-  return selector.select == nullptr
-             ? chosen
-             : cuact::fit_policy(selector.select(request, chosen, selector.context), request.work);
+  return cuact::detail::selected_policy(
+      cuact::detail::current_policy_selector(), request,
+      cuact::select_policy(request.device, request.kernel, request.op, request.work));
 }
 }  // namespace
 
@@ -332,4 +329,88 @@ TEST_CASE("scoped_policy: a forced policy or a selector reaches the launch, then
   unsigned other = 0;
   std::thread([&] { other = launched(request).threads_per_block; }).join();
   CHECK(other == model.threads_per_block);
+}
+
+TEST_CASE("scoped_policy: a forced block is fitted to the kernel's largest, in whole warps",
+          "[cpu][policy]") {
+  using cuact::detail::cost_hint;
+  cuact::policy_request request{
+      model_h200, {16, 32, 90}, {cost_hint::light}, {std::size_t(1) << 20, 0, 16, 8, 2, 2}};
+  const cuact::scoped_policy forced{cuact::policy{0, 1024, 1, 1, true}};
+  CHECK(launched(request).threads_per_block == 1024);  // not queried (0): kept
+  request.kernel.max_threads_per_block = 1024;
+  CHECK(launched(request).threads_per_block == 1024);
+  request.kernel.max_threads_per_block = 400;  // registers allow 400: 12 whole warps
+  const cuact::policy p = launched(request);
+  CHECK(p.threads_per_block == 384);
+  CHECK(p.blocks == ((std::size_t(1) << 20) + 383) / 384);
+  request.kernel.max_threads_per_block = 20;  // under a warp: the kernel's own limit
+  CHECK(launched(request).threads_per_block == 20);
+  // no selector: select_policy's choice, untouched
+  const cuact::policy chosen =
+      cuact::select_policy(request.device, request.kernel, request.op, request.work);
+  const cuact::policy none = cuact::detail::selected_policy({}, request, chosen);
+  CHECK(none.blocks == chosen.blocks);
+  CHECK(none.threads_per_block == chosen.threads_per_block);
+  CHECK(none.vectors_per_thread == chosen.vectors_per_thread);
+  CHECK(none.passes == chosen.passes);
+  CHECK(none.dynamic_shared_bytes == chosen.dynamic_shared_bytes);
+}
+
+TEST_CASE("scoped_policy: the ReLU mask forward and the bias gradient take a forced policy",
+          "[cpu][policy]") {
+  namespace cd = cuact::detail;
+  const cd::kernel_facts kernel{16, 32, 90, 0, 1024};
+  const std::size_t n = (std::size_t(1) << 22) + 5;
+  // the sign-mask forward: select_policy over sign_mask_request is its model shape
+  const auto request = cd::sign_mask_request<float, cuact::relu>(model_h200, kernel, n);
+  CHECK(request.work.vectors == cd::sign_mask_items<float>(n));
+  CHECK(request.work.max_vectors_per_thread == 1);
+  const cuact::policy model = cd::sign_mask_launch_shape<float, cuact::relu>(model_h200, kernel, n);
+  CHECK(model.threads_per_block == cd::staged_mask_threads);
+  {
+    const cuact::scoped_policy forced{cuact::policy{0, 256, 4, 2, false, 2048}};
+    const cuact::policy p = launched(request);
+    CHECK(p.threads_per_block == 256);
+    CHECK(p.vectors_per_thread == 1);  // one item per thread: the kernel's cap
+    CHECK(p.passes == 2);
+    CHECK(p.dynamic_shared_bytes == 2048);
+    CHECK(std::size_t(p.blocks) * 256 * 2 >= request.work.vectors);
+  }
+  // stage 1 of the bias gradient: the modelled grid without a policy, a forced block and grid x
+  // under one (the row chunks, grid y, fix the summation order and stay)
+  using op_t = cuact::forward_op<cuact::relu, float>;
+  auto* data = reinterpret_cast<float*>(std::uintptr_t(256));
+  const std::size_t rows = 64, cols = 4096 + 3;
+  const auto params =
+      cd::make_bias_gradient_params<4>(op_t{}, data, data, data, data, data, rows, cols);
+  const cd::row_chunks chunks = cd::bias_gradient_chunks(rows, cols, 4);
+  using held = cd::held_vector_t<float, 4>;
+  const cuact::policy stage1 = cd::bias_gradient_shape<held>(model_h200, kernel, params, chunks);
+  CHECK(stage1.threads_per_block == cd::bias_gradient_block_threads);
+  CHECK(stage1.blocks == cd::bias_gradient_launch_grid(params, chunks).x);
+  CHECK(stage1.dynamic_shared_bytes == 0);
+  {
+    const cuact::scoped_policy forced{cuact::policy{0, 64, 2, 3, true, 4096}};
+    const cuact::policy p = cd::bias_gradient_shape<held>(model_h200, kernel, params, chunks);
+    CHECK(p.threads_per_block == 64);
+    CHECK(p.dynamic_shared_bytes == 4096);
+    const std::size_t column_threads =
+        params.vectors > params.head + params.tail ? params.vectors : params.head + params.tail;
+    CHECK(std::size_t(p.blocks) * 64 * p.passes >= column_threads);
+  }
+}
+
+TEST_CASE("tuning table: the compiled caps are its constants", "[cpu][policy]") {
+  namespace cd = cuact::detail;
+  using float4_params = decltype(cuact::make_elementwise_params<4>(
+      cuact::forward_op<cuact::relu, float>{}, static_cast<float*>(nullptr), 0,
+      static_cast<const float*>(nullptr)));
+  STATIC_REQUIRE(float4_params::max_vectors_per_thread == cd::max_load_bytes_per_thread / 16);
+  using walk_params = cd::rows_params<float4_params>;
+  STATIC_REQUIRE(walk_params::max_rows_in_flight ==
+                 static_cast<int>(cd::max_walk_load_bytes_per_thread / 16));
+  using compute_bound_walk = cd::rows_params<float4_params, 0, cd::compute_bound_walk_load_bytes>;
+  STATIC_REQUIRE(compute_bound_walk::max_rows_in_flight ==
+                 static_cast<int>(cd::compute_bound_walk_load_bytes / 16));
 }

@@ -3,8 +3,12 @@
 // work) give the very bits of select_policy's launch, for relu, silu and gelu in fp32 and bf16 at
 // sizes straddling vector and tile edges, inputs with negatives, NaN, +-inf, +-0 and denormals,
 // outputs poisoned first. Elementwise results do not depend on the grid; a forced policy that
-// changed them would be a bug of the override.
+// changed them would be a bug of the override. Then a counting selector forced on each path the
+// override reaches (elementwise, rows: the packed gate and the bias walk, the ReLU mask's forward
+// and backward, the bias backward's column sums, the fused quantize): the path must ask it, and
+// its results match float64 host references.
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 
 #include <cmath>
 #include <cstdint>
@@ -105,5 +109,158 @@ TEST_CASE("scoped_policy: forced policies give select_policy's results", "[gpu][
     check_forced_policies<float>(cuact::gelu{}, n);
     check_forced_policies<__nv_bfloat16>(cuact::silu{}, n);
     check_forced_policies<__nv_bfloat16>(cuact::gelu{}, n);
+  }
+}
+
+namespace {
+/// A selector that forces `forced` and counts the launches it shaped: a path it never reaches
+/// leaves the count where it was.
+struct counting_policy {
+  cuact::policy forced;
+  mutable int calls = 0;
+};
+cuact::policy count_and_force(const cuact::policy_request&, const cuact::policy&,
+                              const void* context) {
+  const auto* counter = static_cast<const counting_policy*>(context);
+  ++counter->calls;
+  return counter->forced;
+}
+
+/// Within `relative` of the float64 reference (NaN for NaN, an infinity exactly).
+bool close(double got, double want, double relative) {
+  if (std::isnan(want)) return std::isnan(got);
+  if (std::isinf(want)) return got == want;
+  return std::fabs(got - want) <= relative * std::fabs(want) + 1e-37;
+}
+
+double silu_reference(double x) { return x / (1.0 + std::exp(-x)); }
+
+template <class T>
+std::vector<T> copy_back(const device_memory& d, std::size_t n) {
+  std::vector<T> host(n);
+  CUACT_CUDA_REQUIRE(cudaMemcpy(host.data(), d.get(), n * sizeof(T), cudaMemcpyDeviceToHost));
+  return host;
+}
+}  // namespace
+
+TEST_CASE("scoped_policy: a forced policy reaches every modelled path (float64 references)",
+          "[gpu][policy]") {
+  const cuact::policy policies[] = {{0, 256, 2, 2, true}, {5, 64, 1, 3, false, 8 * 1024}};
+  for (const cuact::policy& p : policies) {
+    CAPTURE(p.blocks, p.threads_per_block, p.vectors_per_thread, p.passes);
+    const counting_policy counter{p};
+    const cuact::scoped_policy guard{cuact::policy_selector{count_and_force, &counter}};
+    const std::size_t rows = 37, cols = 1027, n = rows * cols;  // odd cols: the row walk
+    const std::vector<float> hx = inputs<float>(n + 1), hb = inputs<float>(2 * cols + 1);
+    device_memory x((n + 1) * sizeof(float)), ab(2 * n * sizeof(float)), bias(cols * sizeof(float)),
+        out(n * sizeof(float)), dx(n * sizeof(float)), dbias(cols * sizeof(float)),
+        mask(cuact::relu_mask_words(n) * 4), q(n), amax(sizeof(float));
+    // x + 1 float: misaligned for the vectors, as a user's slice may be
+    const float* x1 = x.get<const float>() + 1;
+    CUACT_CUDA_REQUIRE(
+        cudaMemcpy(x.get(), hx.data(), (n + 1) * sizeof(float), cudaMemcpyHostToDevice));
+    CUACT_CUDA_REQUIRE(
+        cudaMemcpy(bias.get(), hb.data(), cols * sizeof(float), cudaMemcpyHostToDevice));
+    std::vector<float> hab(2 * n);
+    for (std::size_t r = 0; r < rows; ++r) {
+      for (std::size_t c = 0; c < 2 * cols; ++c) hab[r * 2 * cols + c] = hx[(r * 2 * cols + c) % n];
+    }
+    CUACT_CUDA_REQUIRE(
+        cudaMemcpy(ab.get(), hab.data(), 2 * n * sizeof(float), cudaMemcpyHostToDevice));
+    const auto poison = [&](device_memory& d, std::size_t bytes) {
+      CUACT_CUDA_REQUIRE(cudaMemset(d.get(), 0xA5, bytes));
+    };
+    int before = counter.calls;
+    const auto launched = [&](const char* path) {
+      CAPTURE(path);
+      CUACT_CUDA_REQUIRE(cudaDeviceSynchronize());
+      CHECK(counter.calls > before);
+      before = counter.calls;
+    };
+
+    // elementwise: forward, misaligned input
+    poison(out, n * sizeof(float));
+    CUACT_CUDA_REQUIRE(cuact::forward(cuact::silu{}, x1, out.get<float>(), n));
+    launched("elementwise");
+    std::vector<float> got = copy_back<float>(out, n);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!close(got[i], silu_reference(hx[i + 1]), 1e-6)) FAIL_CHECK("silu at " << i);
+    }
+    // rows: the packed gated forward (each row along its halves) and the bias forward's walk
+    poison(out, n * sizeof(float));
+    CUACT_CUDA_REQUIRE(cuact::gated_forward_packed(cuact::silu{}, ab.get<const float>(),
+                                                   out.get<float>(), rows, cols));
+    launched("rows (packed gate)");
+    got = copy_back<float>(out, n);
+    for (std::size_t r = 0; r < rows; ++r) {
+      for (std::size_t c = 0; c < cols; ++c) {
+        const double want =
+            silu_reference(hab[r * 2 * cols + c]) * double(hab[r * 2 * cols + cols + c]);
+        if (!close(got[r * cols + c], want, 2e-6)) FAIL_CHECK("gated at " << r << ", " << c);
+      }
+    }
+    poison(out, n * sizeof(float));
+    CUACT_CUDA_REQUIRE(cuact::bias_forward(cuact::silu{}, x1, bias.get<const float>(),
+                                           out.get<float>(), rows, cols));
+    launched("rows (bias walk)");
+    got = copy_back<float>(out, n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const float sum = hx[i + 1] + hb[i % cols];  // the kernel's float sum
+      if (!close(got[i], silu_reference(sum), 1e-6)) FAIL_CHECK("bias silu at " << i);
+    }
+    // the ReLU mask: its forward (sign-mask kernel) and its backward (elementwise)
+    poison(out, n * sizeof(float));
+    CUACT_CUDA_REQUIRE(cuact::relu_forward_mask(x.get<const float>(), out.get<float>(),
+                                                mask.get<std::uint32_t>(), n));
+    launched("relu mask forward");
+    got = copy_back<float>(out, n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double want = std::isnan(hx[i]) ? hx[i] : hx[i] > 0 ? hx[i] : 0.0;
+      if (!close(got[i], want, 0)) FAIL_CHECK("relu at " << i);
+    }
+    poison(dx, n * sizeof(float));
+    CUACT_CUDA_REQUIRE(
+        cuact::relu_backward_mask(mask.get<const std::uint32_t>(), x1, dx.get<float>(), n));
+    launched("relu mask backward");
+    got = copy_back<float>(dx, n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double want = hx[i] > 0 ? double(hx[i + 1]) : 0.0;
+      if (!close(got[i], want, 0)) FAIL_CHECK("relu mask gradient at " << i);
+    }
+    // the bias backward's column sums (stage 1), against float64 sums of the stored dx
+    poison(dx, n * sizeof(float));
+    poison(dbias, cols * sizeof(float));
+    CUACT_CUDA_REQUIRE(cuact::bias_backward(cuact::relu{}, x1, bias.get<const float>(), x1,
+                                            dx.get<float>(), dbias.get<float>(), rows, cols));
+    launched("bias backward");
+    got = copy_back<float>(dx, n);
+    const std::vector<float> got_dbias = copy_back<float>(dbias, cols);
+    std::vector<double> sums(cols, 0.0), magnitude(cols, 0.0);
+    for (std::size_t i = 0; i < n; ++i) {
+      const float sum = hx[i + 1] + hb[i % cols];
+      const double want = sum > 0 ? double(hx[i + 1]) : 0.0;  // relu: a selection of dy
+      if (!close(got[i], want, 0)) FAIL_CHECK("bias relu gradient at " << i);
+      sums[i % cols] += want;
+      magnitude[i % cols] += std::fabs(want);
+    }
+    for (std::size_t c = 0; c < cols; ++c) {
+      if (std::isnan(sums[c]) || std::isinf(sums[c])) {
+        if (!(std::isnan(got_dbias[c]) || got_dbias[c] == sums[c])) FAIL_CHECK("dbias at " << c);
+      } else if (std::fabs(got_dbias[c] - sums[c]) > 1e-6 * magnitude[c] + 1e-30) {
+        FAIL_CHECK("dbias at " << c << ": " << got_dbias[c] << " against " << sums[c]);
+      }
+    }
+    // the fused quantize: its amax, exact
+    CUACT_CUDA_REQUIRE(cuact::forward_quantize(cuact::relu{}, x1, q.get<__nv_fp8_e4m3>(), n, 1.0f,
+                                               amax.get<float>()));
+    launched("quantize");
+    float got_amax = 0;
+    CUACT_CUDA_REQUIRE(cudaMemcpy(&got_amax, amax.get(), sizeof(float), cudaMemcpyDeviceToHost));
+    double want_amax = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double y = hx[i + 1] > 0 ? double(hx[i + 1]) : 0.0;  // NaN skipped
+      if (!std::isnan(double(hx[i + 1])) && y > want_amax) want_amax = y;
+    }
+    CHECK(double(got_amax) == want_amax);
   }
 }

@@ -36,7 +36,7 @@ using detail::elementwise_thread;
 using detail::elementwise_kernel;
 /// Op compiled for one vector per thread: `cuact::one_vector<cuact::selu>{}`, with parameters
 /// `cuact::one_vector<cuact::elu>{{0.5}}`. Op's own params compile the body for up to
-/// CUACT_MAX_LOAD_BYTES_PER_THREAD of loads in flight per thread: a loop over vector slots even
+/// detail::max_load_bytes_per_thread (tuning_table.cuh) of loads in flight per thread: a loop over vector slots even
 /// at vectors_per_thread = 1, and for some ops registers that cost resident blocks. cuact's
 /// launch model runs heavy ops so where that pays; `bench --headline` compares the two.
 template <class Op>

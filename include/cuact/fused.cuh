@@ -477,7 +477,7 @@ cudaError_t bias_forward(Activation act, const T* x, const T* bias, U* out, cuda
   constexpr bool compute_bound_float =
       detail::forward_cost<Activation> == detail::cost_hint::compute_bound && sizeof(T) >= 4;
   constexpr unsigned walk_load_bytes = compute_bound_float ? detail::compute_bound_walk_load_bytes
-                                                           : CUACT_MAX_WALK_LOAD_BYTES_PER_THREAD;
+                                                           : detail::max_walk_load_bytes_per_thread;
   const auto walk = [&](int device) {
     return detail::launch_rows<VecWidth, detail::broadcast_input(1), walk_load_bytes>(
         bias_op<Activation, U>{{}, act}, outputs(out), {cols}, rows, cols, inputs(x, bias),

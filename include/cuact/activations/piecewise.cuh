@@ -191,17 +191,35 @@ struct hardswish {
   }
 };
 
+namespace detail {
+/// What softshrink and hardshrink share: PyTorch's lambd (default 0.5; `cuact::softshrink{0.25}`
+/// sets it) and their backward, PyTorch's `shrink_backward`: 0 for -lambd <= x <= lambd (PyTorch's
+/// choice at the kinks and jumps), else 1.
+struct shrink_backward {
+  /// PyTorch's lambd (default 0.5).
+  double lambd = 0.5;
+  /// The shrink's derivative at x.
+  template <class C>
+  CUACT_HOST_DEVICE C derivative(C x) const {
+    return x >= C(-lambd) && x <= C(lambd) ? C(0) : C(1);
+  }
+  /// dy times the derivative, a selection (NaN dy where the gradient is 0 gives 0).
+  template <class C>
+  CUACT_HOST_DEVICE C gradient(C dy, C x) const {
+    return x >= C(-lambd) && x <= C(lambd) ? C(0) : dy;
+  }
+};
+}  // namespace detail
+
 /// Softshrink, PyTorch `F.softshrink(x, lambd)`: x > lambd ? x - lambd : x < -lambd ? x + lambd
 /// : 0; NaN propagates (as PyTorch's isnan check); softshrink(-0) = +0. lambd is rounded to the
 /// compute type, as PyTorch rounds it to the tensor's type: for a lambd that type holds, x - lambd
 /// is exact near the kinks (Sterbenz) and the result is correctly rounded; otherwise it is off by
 /// at most the rounding of lambd. PyTorch refuses a negative lambd; here it gives the formula as
 /// written. Backward as `shrink_backward`: |x| <= lambd ? 0 : dy.
-struct softshrink {
+struct softshrink : detail::shrink_backward {
   /// Cost hint (activation.cuh): a compare and a select: memory-bound at every width.
   static constexpr cuact::cost cost = cuact::cost::light;
-  /// PyTorch's lambd (default 0.5).
-  double lambd = 0.5;
   /// softshrink(x).
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
@@ -219,39 +237,17 @@ struct softshrink {
     }
     return x > l ? x - l : x < -l ? x + l : (x != x ? x : C(0));
   }
-  /// softshrink'(x) (PyTorch's choice at the kinks: 0 at x = +-lambd).
-  template <class C>
-  CUACT_HOST_DEVICE C derivative(C x) const {
-    return x >= C(-lambd) && x <= C(lambd) ? C(0) : C(1);
-  }
-  /// dy * softshrink'(x), a selection (NaN dy where the gradient is 0 gives 0).
-  template <class C>
-  CUACT_HOST_DEVICE C gradient(C dy, C x) const {
-    return x >= C(-lambd) && x <= C(lambd) ? C(0) : dy;
-  }
 };
 
 /// Hardshrink, PyTorch `F.hardshrink(x, lambd)`: -lambd <= x <= lambd ? 0 : x; NaN propagates;
 /// hardshrink(-0) = +0. Backward as `shrink_backward`: |x| <= lambd ? 0 : dy.
-struct hardshrink {
+struct hardshrink : detail::shrink_backward {
   /// Cost hint (activation.cuh): a compare and a select: memory-bound at every width.
   static constexpr cuact::cost cost = cuact::cost::light;
-  /// PyTorch's lambd (default 0.5).
-  double lambd = 0.5;
   /// hardshrink(x).
   template <class C>
   CUACT_HOST_DEVICE C operator()(C x) const {
     return x >= C(-lambd) && x <= C(lambd) ? C(0) : x;
-  }
-  /// hardshrink'(x) (PyTorch's choice at the jumps: 0 at x = +-lambd).
-  template <class C>
-  CUACT_HOST_DEVICE C derivative(C x) const {
-    return x >= C(-lambd) && x <= C(lambd) ? C(0) : C(1);
-  }
-  /// dy * hardshrink'(x), a selection (NaN dy where the gradient is 0 gives 0).
-  template <class C>
-  CUACT_HOST_DEVICE C gradient(C dy, C x) const {
-    return x >= C(-lambd) && x <= C(lambd) ? C(0) : dy;
   }
 };
 

@@ -5,6 +5,7 @@
 
 #include "../activation.cuh"
 #include "../detail/math.cuh"
+#include "../detail/math/hyperbolic.cuh"
 #include "../tuning.cuh"
 
 namespace cuact {
@@ -59,59 +60,23 @@ struct tanh {
 /// float computes the square itself (tanhf's 2 ulp would become 5 in it): a polynomial in x^2
 /// below |x| = 1, (1 - e)^2 / (1 + e)^2 with e = exp(-2|x|) above (see derivative); double squares
 /// double tanh: within 6 ulp (a 1-ulp tanh doubles in the square, near its binade's bottom).
-struct tanhshrink {
+struct tanhshrink : detail::tanhshrink_numerics {
   /// Cost hint (activation.cuh): tens of instructions per element.
   static constexpr cuact::cost cost = cuact::cost::heavy;
   /// tanhshrink(x).
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C operator()(C x, R r = {}) const {
     if constexpr (detail::rounds_to_16_bits_v<R> && sizeof(C) == 4) {
-      const float a = fabsf(x);
-      const float x2 = x * x;
-      float p = fmaf(x2, 1382.0f / 155925, -62.0f / 2835);
-      p = fmaf(p, x2, 17.0f / 315);
-      p = fmaf(p, x2, -2.0f / 15);
-      p = fmaf(p, x2, 1.0f / 3);
-      const float series = p * x2 * x;
-      // above 1/2, e = exp(-2|x|) <= 1/e only forms 1 + e (`ex2.approx.ftz`: its flush is
-      // harmless), and t = (1 - e) / (1 + e) = 2 / (1 + e) - 1 in [0.46, 1) cancels at most 2x
-      const float e = detail::exp2_approx_ftz(a * -2.88539008177792681f);
-      const float t = fmaf(2.0f, detail::reciprocal_at_least_one(1.0f + e, r), -1.0f);
-      return a < 0.5f ? series + 0.0f : x - copysignf(t, x);  // + 0: tanhshrink(-0) = +0
+      return half_forward(x, r);  // the series near 0 (detail/math/hyperbolic.cuh)
     } else {
       return x - detail::tanh_(x, r);
     }
   }
-  /// tanhshrink'(x).
+  /// tanhshrink'(x) = tanh(x)^2.
   template <class C, class R = rounded_to<C>>
   CUACT_HOST_DEVICE C derivative(C x, R r = {}) const {
     if constexpr (detail::accurate_float_v<R, C>) {
-      // |x| < 1: t^2 = y + y^2 p(y), y = x^2, p of degree 7 (fitted to t^2's relative error,
-      // below 2^-28 with its float coefficients): within 1.9 ulp (exhaustive). Above: t = (1 - e)
-      // / (1 + e), e = exp(-2|x|) <= e^-2, as t0 + d with the roundings of 1 - e, 1 + e and of
-      // the quotient taken back, squared as t0^2 + 2 t0 d in one rounding: within 0.8 ulp, and
-      // e's relative error enters t^2 times 4e / (1 - e^2) <= 0.55 (1.4 ulp with e off by 2^-23).
-      // Not double tanh (115 instructions).
-      const float y = x * x;
-      float p = 0x1.999812p-11f;
-      p = fmaf(p, y, -0x1.55faep-8f);
-      p = fmaf(p, y, 0x1.24584p-6f);
-      p = fmaf(p, y, -0x1.6d65b8p-5f);
-      p = fmaf(p, y, 0x1.8c9a52p-4f);
-      p = fmaf(p, y, -0x1.92d986p-3f);
-      p = fmaf(p, y, 0x1.82d554p-2f);
-      p = fmaf(p, y, -0x1.55554ap-1f);
-      const float series = fmaf(y * y, p, y);
-      const float e = detail::exp_minus_scaled(2.0f * fabsf(x)).e;  // +inf: 0; NaN: NaN
-      const float d = 1.0f + e;
-      const float d_lo = e - (d - 1.0f);
-      const float n = 1.0f - e;
-      const float n_lo = (1.0f - n) - e;
-      const float rd = detail::rcp_approx_ftz(d);
-      const float t0 = n * rd;
-      const float residual = fmaf(-t0, d_lo, fmaf(-t0, d, n) + n_lo);
-      const float t2 = fmaf(t0, t0, (t0 + t0) * (rd * residual));
-      return fabsf(x) < 1.0f ? series : t2;
+      return float_tanh_squared(x);
     } else {
       const C t = detail::tanh_(x, r);
       return t * t;

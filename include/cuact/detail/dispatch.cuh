@@ -161,7 +161,7 @@ cudaError_t get_table_buffer(const Op& op, int device, cudaStream_t stream, Entr
 /// Launches fill_bf16_table_kernel: op's table of Entry at `entries`, one thread per entry.
 template <class Op, class Entry>
 cudaError_t fill_bf16_table(const Op& op, Entry* entries, cudaStream_t stream) {
-  constexpr unsigned fill_threads = 256;
+  constexpr unsigned fill_threads = table_fill_threads_per_block;
   return launch_kernel_grid(
       fill_bf16_table_kernel<Op, Entry>, bf16_table_fill<Op, Entry>{op, entries},
       dim3((bf16_table_window::entries_of<Entry> + fill_threads - 1) / fill_threads), fill_threads,
@@ -383,7 +383,8 @@ auto planned_kernel(const Params& params, const launch_plan& plan) {
 }
 
 /// Launches params' split as plan_launch plans it, after adjust(params, shape) (the flat bias pass
-/// rounds its grid to whole rows there); an adjusted launch never runs as bulk tiles.
+/// rounds its grid to whole rows there; not under a scoped_policy, whose grid stands); an adjusted
+/// launch never runs as bulk tiles.
 template <class Params, class Adjust = keep_shape>
 cudaError_t launch_modelled(Params params, int device, cost_hint hint, cudaStream_t stream,
                             const Adjust& adjust = {}) {
@@ -399,7 +400,7 @@ cudaError_t launch_modelled(Params params, int device, cost_hint hint, cudaStrea
       return launch_kernel(bulk_tile_kernel_for(bulk_params), bulk_params, plan.shape, stream);
     }
   }
-  adjust(params, plan.shape);
+  if (!policy_overridden()) adjust(params, plan.shape);
   return launch_kernel(elementwise_kernel<Params>, params, plan.shape, stream);
 }
 
@@ -455,7 +456,7 @@ cudaError_t run_elementwise(Op op, const output_arrays<Out...>& outputs, std::si
 /// inputs), it sees the bytes one row's step loads and moves (broadcast inputs come from cache)
 /// and its vectors per thread are the rows a thread loads together.
 template <int VecWidth, unsigned Broadcast = 0,
-          unsigned WalkLoadBytes = CUACT_MAX_WALK_LOAD_BYTES_PER_THREAD, class Op, class... Out,
+          unsigned WalkLoadBytes = max_walk_load_bytes_per_thread, class Op, class... Out,
           class... In>
 cudaError_t launch_rows(Op op, const output_arrays<Out...>& row0_outputs,
                         const std::size_t (&output_pitch)[sizeof...(Out)], std::size_t rows,
@@ -486,10 +487,10 @@ cudaError_t launch_rows(Op op, const output_arrays<Out...>& row0_outputs,
     // A walking thread pays its setup (the broadcast inputs' loads, the row loop's) once per
     // column vector: it walks at least min_walk_elements elements (fewer paid the setup too
     // often, more left too few threads). A compute-bound forward's passes where tight come on
-    // top, as they do for elementwise launches.
+    // top, as they do for elementwise launches. A scoped_policy's passes stand.
     const unsigned walk = shape.vectors_per_thread * width;
     const unsigned min_passes = (min_walk_elements + walk - 1) / walk;
-    if (shape.passes < min_passes) shape.passes = min_passes;
+    if (shape.passes < min_passes && !policy_overridden()) shape.passes = min_passes;
   } else {
     if (const cudaError_t status =
             model_shape(rows_kernel<params_t>, device, hint, params.row, rows, shape);
@@ -512,7 +513,7 @@ cudaError_t launch_rows(Op op, const output_arrays<Out...>& row0_outputs,
 /// layout: a packed [rows, 2 * cols] buffer is one array there, two in the kernel), then
 /// launch_rows.
 template <int VecWidth, unsigned Broadcast = 0,
-          unsigned WalkLoadBytes = CUACT_MAX_WALK_LOAD_BYTES_PER_THREAD, class Op, class... Out,
+          unsigned WalkLoadBytes = max_walk_load_bytes_per_thread, class Op, class... Out,
           class... In>
 cudaError_t run_rows(Op op, const output_arrays<Out...>& row0_outputs,
                      const std::size_t (&output_pitch)[sizeof...(Out)], std::size_t rows,
@@ -531,15 +532,26 @@ cudaError_t run_rows(Op op, const output_arrays<Out...>& row0_outputs,
 /// The launch model's shape for the sign-mask forward over n elements on `device`: a thread per
 /// sign_mask_items (fp32, fp64: the model's 128-thread blocks are staged_mask_threads, as the CPU
 /// test checks); an element moves its input and output, two arrays, the mask's bits riding along.
+/// The request is also what a policy selector is asked (sign_mask_request).
+template <class T, class Activation>
+policy_request sign_mask_request(const device_facts& device, const kernel_facts& kernel,
+                                 std::size_t n) {
+  return {device,
+          kernel,
+          {cost_hint::light, default_compute_bound_passes},
+          {sign_mask_items<T>(n), 0, sign_mask_params<T, Activation>::vector_load_bytes,
+           2 * sizeof(T), 2, 1, 1}};
+}
 template <class T, class Activation>
 launch_shape sign_mask_launch_shape(const device_facts& device, const kernel_facts& kernel,
                                     std::size_t n) {
-  return model_launch_shape(device, kernel, cost_hint::light, sign_mask_items<T>(n), 0,
-                            sign_mask_params<T, Activation>::vector_load_bytes, 2 * sizeof(T), 2, 1,
-                            default_compute_bound_passes, 1);
+  const policy_request r = sign_mask_request<T, Activation>(device, kernel, n);
+  return select_policy(r.device, r.kernel, r.op, r.work);
 }
 
-/// sign_mask_launch_shape on `device`, with its facts and the kernel's (queried once: launch.cuh).
+/// sign_mask_launch_shape on `device`, with its facts and the kernel's (queried once: launch.cuh),
+/// or the calling thread's scoped_policy's (selected_policy). Any grid and block are correct:
+/// blocks of other than staged_mask_threads threads take no staged steps (kernels/relu_mask.cuh).
 template <class T, class Activation>
 cudaError_t model_sign_mask_shape(int device, std::size_t n, launch_shape& shape) {
   device_facts device_info{};
@@ -549,7 +561,9 @@ cudaError_t model_sign_mask_shape(int device, std::size_t n, launch_shape& shape
       status != cudaSuccess) {
     return status;
   }
-  shape = sign_mask_launch_shape<T, Activation>(device_info, kernel_info, n);
+  shape = selected_policy(current_policy_selector(),
+                          sign_mask_request<T, Activation>(device_info, kernel_info, n),
+                          sign_mask_launch_shape<T, Activation>(device_info, kernel_info, n));
   return cudaSuccess;
 }
 

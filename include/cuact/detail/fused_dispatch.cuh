@@ -35,8 +35,8 @@ inline std::size_t checked_elements(std::size_t rows, std::size_t cols, std::siz
 /// - a light op's blocks hold at least quantize_light_min_threads threads: the model's 128-thread
 ///   blocks for light fp32 ops made twice the blocks, and twice the reductions, which kept them
 ///   short of the copy ceiling; heavy ops lost a little in larger blocks and keep theirs;
-/// - above 4 x quantize_min_blocks blocks, a quarter of the blocks make four times the passes, so
-///   that cost is spread over four times the elements (the grid-stride loop is correct for any
+/// - from quantize_shortened_passes x quantize_min_blocks blocks on, that many times fewer blocks
+///   make that many times the passes, so that cost is spread over more elements (the grid-stride loop is correct for any
 ///   grid).
 inline launch_shape quantize_launch_shape(launch_shape model) {
   if (!model.heavy && model.threads_per_block < quantize_light_min_threads) {
@@ -45,9 +45,9 @@ inline launch_shape quantize_launch_shape(launch_shape model) {
     model.threads_per_block = quantize_light_min_threads;
     model.blocks = (model.blocks + factor - 1) / factor;
   }
-  if (model.blocks >= 4 * quantize_min_blocks) {
-    model.blocks = (model.blocks + 3) / 4;
-    model.passes *= 4;
+  if (model.blocks >= quantize_shortened_passes * quantize_min_blocks) {
+    model.blocks = (model.blocks + quantize_shortened_passes - 1) / quantize_shortened_passes;
+    model.passes *= quantize_shortened_passes;
   }
   return model;
 }
@@ -125,7 +125,7 @@ cudaError_t run_quantize(Op op, U* out, std::size_t n, const T* in, float* amax,
         status != cudaSuccess) {
       return status;
     }
-    shape = quantize_launch_shape(shape);
+    if (!policy_overridden()) shape = quantize_launch_shape(shape);  // a scoped_policy's stands
   }
   elementwise.vectors_per_thread = shape.vectors_per_thread;
   if (reset) {
@@ -285,6 +285,32 @@ dim3 bias_gradient_launch_grid(const Params& params, const row_chunks& chunks) {
               static_cast<unsigned>(chunks.chunks));
 }
 
+/// What a policy selector is asked for stage 1 over `params` with kernel facts `kernel`: a thread
+/// per column vector (or scalar column, where those are more), its row of x, dy and dx three
+/// arrays, one step of the compiled rows in flight per thread. The op's hint is not read here.
+template <class Held, class Op, int VecWidth, class T>
+policy_request bias_gradient_request(const device_facts& device, const kernel_facts& kernel,
+                                     const bias_gradient_params<Op, VecWidth, T>& params) {
+  return {device,
+          kernel,
+          {},
+          {params.vectors, params.head + params.tail, 2 * sizeof(Held), 3 * sizeof(T), 3, 1, 1}};
+}
+
+/// Stage 1's launch: bias_gradient_launch_grid's grid in blocks of bias_gradient_block_threads,
+/// or under a scoped_policy its block, grid x (0: a thread per column vector) and residency cap,
+/// fitted to `kernel` (selected_policy). Its vectors per thread and passes do not apply: the rows
+/// a thread loads together are compiled (bias_gradient_rows_in_flight), and the row chunks, grid
+/// y, fix the summation order (bias_gradient_chunks). Any grid is correct.
+template <class Held, class Params>
+launch_shape bias_gradient_shape(const device_facts& device, const kernel_facts& kernel,
+                                 const Params& params, const row_chunks& chunks) {
+  const launch_shape modelled{bias_gradient_launch_grid(params, chunks).x,
+                              bias_gradient_block_threads, 1, 1, false};
+  return selected_policy(current_policy_selector(),
+                         bias_gradient_request<Held>(device, kernel, params), modelled);
+}
+
 /// Validates, then runs the two stages of kernels/column_sum.cuh. `workspace` null: the partial
 /// sums live in a stream-ordered allocation (cudaMallocAsync / cudaFreeAsync on `stream`).
 template <int VecWidth, class Op, class T>
@@ -334,8 +360,8 @@ cudaError_t run_bias_gradient(Op op, const T* x, const T* bias, const T* dy, T* 
       status != cudaSuccess) {
     return status;
   }
-  const bool capped = bias_gradient_capped(device_info, own, capped_facts,
-                                           2 * sizeof(held) * bias_gradient_rows_in_flight<held>);
+  bool capped = bias_gradient_capped(device_info, own, capped_facts,
+                                     2 * sizeof(held) * bias_gradient_rows_in_flight<held>);
   void* partial = workspace;
   if (partial == nullptr) {
     if (const cudaError_t status = cudaMallocAsync(&partial, partial_bytes, stream);
@@ -346,9 +372,16 @@ cudaError_t run_bias_gradient(Op op, const T* x, const T* bias, const T* dy, T* 
   const auto params =
       make_bias_gradient_params<width>(op, x, bias, dy, dx, static_cast<A*>(partial), rows, cols);
   const row_chunks chunks = bias_gradient_chunks(rows, cols, width);
+  const launch_shape stage1 = bias_gradient_shape<held>(device_info, own, params, chunks);
+  // a forced block above the capped kernel's launch bounds runs the kernel without them
+  if (capped &&
+      stage1.threads_per_block > static_cast<unsigned>(capped_facts.max_threads_per_block)) {
+    capped = false;
+  }
   cudaError_t status = launch_kernel_grid(
       capped ? bias_gradient_capped_kernel<params_t> : bias_gradient_kernel<params_t>, params,
-      bias_gradient_launch_grid(params, chunks), bias_gradient_block_threads, stream);
+      dim3(stage1.blocks, static_cast<unsigned>(chunks.chunks)), stage1.threads_per_block, stream,
+      stage1.dynamic_shared_bytes);
   if (status == cudaSuccess) {
     const A* partial_sums = static_cast<const A*>(partial);
     std::size_t chunk_count = chunks.chunks;

@@ -64,7 +64,7 @@
 /// - **Tabulated bf16 -> fp8 quantizes** (kernels/table.cuh: bf16_table_quantize_op). From the
 ///   same size, a functor without a hint quantizing bf16 to fp8 looks its float result up in a
 ///   32 KiB table (tabulates): one fixed shape on every device, 512-thread blocks in 32 passes
-///   (fused_dispatch.cuh: tabulated_quantize_passes).
+///   (tuning_table.cuh: tabulated_quantize_passes).
 /// - Everything read from the device is cached per device (and per kernel instantiation for
 ///   occupancy) in atomics: concurrent calls from many host threads on many devices take no lock
 ///   (but for a tabulated forward's table buffer: dispatch.cuh, get_table_buffer).
@@ -122,12 +122,12 @@ inline cudaError_t query_device_facts(int device, device_facts& facts) {
     status = cudaDeviceGetAttribute(&facts.reserved_shared_bytes_per_block,
                                     cudaDevAttrReservedSharedMemoryPerBlock, device);
   }
-  facts.sm_clock_hz = sm_clock_khz > 0 ? sm_clock_khz * 1e3 : 1.5e9;
-  // Double data rate: two transfers per clock. A device that reports no memory clock (some
-  // virtualized or integrated ones) is modelled at 2 TB/s, a mid-range datacenter figure.
+  facts.sm_clock_hz = sm_clock_khz > 0 ? sm_clock_khz * 1e3 : unknown_device_sm_clock_hz;
+  // Double data rate: two transfers per clock (unknown_device_bytes_per_second where the device
+  // reports neither).
   facts.bytes_per_second = memory_clock_khz > 0 && bus_width_bits > 0
                                ? 2.0 * memory_clock_khz * 1e3 * (bus_width_bits / 8.0)
-                               : 2e12;
+                               : unknown_device_bytes_per_second;
   return returned(status);
 }
 
@@ -181,7 +181,7 @@ cudaError_t get_kernel_facts(void (*kernel)(Params), int device, kernel_facts& f
   // yet; a thread that finds it so queries the runtime itself, with the same result).
   struct slot {
     std::atomic<const void*> kernel;
-    std::atomic<int> values[4];  // {blocks, registers, binary version, local bytes}
+    std::atomic<int> values[5];  // {blocks, registers, binary version, local bytes, max threads}
   };
   static slot cache[max_cached_devices][kernels_cached_per_params];
   const void* const id = reinterpret_cast<const void*>(kernel);
@@ -204,7 +204,8 @@ cudaError_t get_kernel_facts(void (*kernel)(Params), int device, kernel_facts& f
     if (blocks != 0) {
       facts = {blocks, mine->values[1].load(std::memory_order_relaxed),
                mine->values[2].load(std::memory_order_relaxed),
-               mine->values[3].load(std::memory_order_relaxed)};
+               mine->values[3].load(std::memory_order_relaxed),
+               mine->values[4].load(std::memory_order_relaxed)};
       return cudaSuccess;
     }
   }
@@ -218,11 +219,13 @@ cudaError_t get_kernel_facts(void (*kernel)(Params), int device, kernel_facts& f
   facts.registers_per_thread = attributes.numRegs;
   facts.binary_version = attributes.binaryVersion;
   facts.local_bytes_per_thread = static_cast<int>(attributes.localSizeBytes);
+  facts.max_threads_per_block = attributes.maxThreadsPerBlock;
   if (facts.resident_blocks_per_sm < 1) facts.resident_blocks_per_sm = 1;
   if (mine != nullptr) {
     mine->values[1].store(facts.registers_per_thread, std::memory_order_relaxed);
     mine->values[2].store(facts.binary_version, std::memory_order_relaxed);
     mine->values[3].store(facts.local_bytes_per_thread, std::memory_order_relaxed);
+    mine->values[4].store(facts.max_threads_per_block, std::memory_order_relaxed);
     mine->values[0].store(facts.resident_blocks_per_sm, std::memory_order_release);
   }
   return cudaSuccess;
@@ -244,17 +247,6 @@ cudaError_t get_launch_facts(void (*kernel)(Params), int device, device_facts& d
 
 }  // namespace detail
 
-/// A policy selector: returns the policy to launch for `request`, given the one select_policy
-/// chose (`chosen`); `context` is the selector's own (policy_selector::context).
-using policy_selector_fn = policy (*)(const policy_request& request, const policy& chosen,
-                                      const void* context);
-
-/// A policy selector and its context, as scoped_policy installs it.
-struct policy_selector {
-  policy_selector_fn select = nullptr;  ///< nullptr: select_policy's choice stands
-  const void* context = nullptr;
-};
-
 namespace detail {
 /// The calling thread's selector (scoped_policy): one per host thread, so concurrent callers on
 /// other threads keep select_policy's choices.
@@ -269,13 +261,18 @@ inline policy fixed_policy_selector(const policy_request&, const policy&, const 
 }  // namespace detail
 
 /// Overrides the launch policy of every cuact call the calling host thread makes while it lives
-/// (forward, backward, the fused ops, transform: each modelled launch), then restores the one
-/// before it. Nested overrides stack. A fixed policy keeps its threads per block, vectors per
+/// (forward, backward, transform, the row-wise gated and bias ops, the ReLU mask's forward and
+/// backward, the bias backward's first stage, the quantize: each modelled launch), then restores
+/// the one before it. Nested overrides stack. A fixed policy keeps its threads per block, vectors per
 /// thread (capped at the kernel's), passes, residency cap and algorithm; its blocks, where 0,
 /// cover the work once (fit_policy). algorithm::bulk_tiles is taken where the launch can run so
 /// (one input and one output of 16-bit, float or double data, sm_90, an op whose traits allow
 /// bulk tiles: dispatch.cuh, may_take_bulk_tiles_v); algorithm::elementwise keeps a launch off
-/// bulk tiles. The bf16 table path and the ReLU mask keep their own shapes.
+/// bulk tiles. Not reached, each for a reason: the tabulated bf16 forward and quantize (each block
+/// copies a table first, so their shapes are fixed: tuning_table.cuh), the table's fill kernel, the
+/// bias backward's second stage (a thread per column summing the partial sums), and the choices
+/// between kernels (the flat bias pass or the row walk, the one-vector instantiation, the bias
+/// gradient's capped kernel, except that a block above its launch bounds runs the other).
 ///
 ///     cuact::scoped_policy forced{cuact::policy{0, 256, 2, 1, true}};
 ///     cuact::forward(cuact::silu{}, x, y, n, stream);  // 256-thread blocks, 2 vectors, 1 pass
@@ -327,23 +324,8 @@ cudaError_t choose_launch_shape(void (*kernel)(Params), int device, cost_hint hi
       {hint, compute_bound_passes},
       {vectors, scalars, vector_load_bytes, bytes_per_element, arrays_per_element,
        max_vectors_per_thread, min_vectors_per_thread}};
-  shape = select_policy(request.device, request.kernel, request.op, request.work);
-  if (const policy_selector& selector = current_policy_selector(); selector.select != nullptr) {
-    policy forced = selector.select(request, shape, selector.context);
-    // A block larger than this kernel can launch (its registers, its launch bounds) is fitted
-    // down to whole warps, as vectors are fitted to the kernel's cap: the loop grid-strides, so
-    // any grid stays correct, where launching it would fail.
-    cudaFuncAttributes attributes{};
-    if (const cudaError_t status = cudaFuncGetAttributes(&attributes, kernel);
-        status != cudaSuccess) {
-      return status;
-    }
-    const auto max_threads = static_cast<unsigned>(attributes.maxThreadsPerBlock);
-    if (forced.threads_per_block > max_threads) {
-      forced.threads_per_block = max_threads >= 32 ? max_threads / 32 * 32 : max_threads;
-    }
-    shape = fit_policy(forced, request.work);
-  }
+  shape = selected_policy(current_policy_selector(), request,
+                          select_policy(request.device, request.kernel, request.op, request.work));
   return cudaSuccess;
 }
 

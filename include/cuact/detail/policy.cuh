@@ -44,6 +44,8 @@ struct kernel_facts {
   /// The architecture of the code the device runs the kernel from (90: sm_90; 0: not queried).
   int binary_version = 0;
   int local_bytes_per_thread = 0;  ///< local memory (register spills, local arrays)
+  /// The largest block the kernel launches (its registers, its launch bounds; 0: not queried).
+  int max_threads_per_block = 0;
 };
 
 /// Whether a bf16 forward, or a bf16 -> fp8 quantize, over n elements with this cost hint is
@@ -439,6 +441,17 @@ struct policy_request {
   problem work;
 };
 
+/// A policy selector: returns the policy to launch for `request`, given the one select_policy
+/// chose (`chosen`); `context` is the selector's own (policy_selector::context).
+using policy_selector_fn = policy (*)(const policy_request& request, const policy& chosen,
+                                      const void* context);
+
+/// A policy selector and its context, as scoped_policy installs it.
+struct policy_selector {
+  policy_selector_fn select = nullptr;  ///< nullptr: select_policy's choice stands
+  const void* context = nullptr;
+};
+
 /// A forced policy fitted to `work`: vectors per thread within [1, the kernel's cap], at least one
 /// thread per block and one pass, and where `forced.blocks` is 0, the blocks that cover the work
 /// once (the loop grid-strides, so any grid is correct).
@@ -460,4 +473,24 @@ inline policy fit_policy(policy forced, const problem& work) {
   return forced;
 }
 
+namespace detail {
+
+/// The policy `selector` returns for `request` (select_policy chose `chosen`), fitted to the
+/// kernel and the work: a block larger than the kernel launches (request.kernel's
+/// max_threads_per_block, where known) is cut to whole warps, as vectors per thread are cut to the
+/// kernel's cap (fit_policy): the loops grid-stride, so any grid stays correct, where launching it
+/// would fail. `chosen` where the selector is empty. Pure: the CPU tests run it.
+inline policy selected_policy(const policy_selector& selector, const policy_request& request,
+                              const policy& chosen) {
+  if (selector.select == nullptr) return chosen;
+  policy forced = selector.select(request, chosen, selector.context);
+  const int max_threads = request.kernel.max_threads_per_block;
+  if (max_threads > 0 && forced.threads_per_block > static_cast<unsigned>(max_threads)) {
+    const auto cap = static_cast<unsigned>(max_threads);
+    forced.threads_per_block = cap >= 32 ? cap / 32 * 32 : cap;
+  }
+  return fit_policy(forced, request.work);
+}
+
+}  // namespace detail
 }  // namespace cuact

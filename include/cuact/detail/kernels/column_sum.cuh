@@ -26,24 +26,19 @@
 
 #include "../config.cuh"
 #include "../numeric.cuh"
+#include "../tuning_table.cuh"
 #include "elementwise.cuh"
 
 namespace cuact {
 namespace detail {
-
-/// Threads that stage 1 aims for (rows chunks x column threads): many waves on current GPUs, so
-/// the last, partly filled wave costs little (with a few waves a mostly empty last one wastes a
-/// large share of the run), while the partial sums stay
-/// small (stage 2 reads chunks x cols of them: 35 MB for 4096 x 393216 fp32, against 19 GB that
-/// stage 1 moves). A constant, not a device fact: the chunking, hence the summation order, must
-/// not depend on the GPU.
-inline constexpr cuda::std::size_t bias_gradient_target_threads = cuda::std::size_t(1) << 21;
 
 /// Row chunks and rows per chunk of stage 1 for a [rows, cols] layout of T (vector width V).
 struct row_chunks {
   cuda::std::size_t chunks;
   cuda::std::size_t rows_per_chunk;
 };
+/// Chunks aim at bias_gradient_target_threads threads (tuning_table.cuh), a constant so that the
+/// summation order does not depend on the GPU.
 inline row_chunks bias_gradient_chunks(cuda::std::size_t rows, cuda::std::size_t cols,
                                        int vec_width) {
   if (rows == 0 || cols == 0) return {0, 0};
@@ -76,12 +71,12 @@ struct bias_gradient_params {
 };
 
 /// Rows of a chunk whose loads stage 1 issues together, by the elementwise engine's rule
-/// (CUACT_MAX_LOAD_BYTES_PER_THREAD over the bytes of one row's x and dy), at most 2: one for 16-byte
+/// (max_load_bytes_per_thread over the bytes of one row's x and dy), at most 2: one for 16-byte
 /// vectors, whose two loads already reach the cap (a second row in flight took the bf16 gelu
 /// backward from 48 to 79 registers), two for the scalar columns.
 template <class Held>
 inline constexpr int bias_gradient_rows_in_flight =
-    CUACT_MAX_LOAD_BYTES_PER_THREAD / (2 * sizeof(Held)) >= 2 ? 2 : 1;
+    max_load_bytes_per_thread / (2 * sizeof(Held)) >= 2 ? 2 : 1;
 
 /// Rows [r, r + InFlight) below end_row of x and dy, at columns [c0, c0 + the held width).
 #pragma nv_exec_check_disable
@@ -206,11 +201,6 @@ template <class Params>
 CUACT_KERNEL void bias_gradient_kernel(const Params params) {
   bias_gradient_grid(params);
 }
-
-/// Stage 1 blocks (threads) and the resident blocks per SM the capped kernel is compiled for: at
-/// most 64 registers a thread, so 8 blocks of 128 threads fit an SM's 64 K registers.
-inline constexpr unsigned bias_gradient_block_threads = 128;
-inline constexpr unsigned bias_gradient_capped_blocks = 8;
 
 /// Stage 1 compiled for bias_gradient_capped_blocks resident blocks: the same body in at most 64
 /// registers. Left to itself the compiler gives the bias + relu fp32 backward 80 (threshold 72):

@@ -11,16 +11,7 @@
 #include "../tuple.cuh"
 #include "../config.cuh"
 #include "../numeric.cuh"
-
-/// Bytes one thread may load before it computes: the cap on vectors_per_thread. Each unrolled
-/// vector costs registers even when the launch model asks for fewer, and registers limit the
-/// resident threads: at 64 bytes (4 x 16) even relu fp32 needs more registers than a full SM
-/// allows, so the default is 32 (compare with `bench --shapes`). Where two
-/// vectors cost resident blocks against one, run_elementwise launches the one-vector instantiation
-/// (one_vector_op).
-#ifndef CUACT_MAX_LOAD_BYTES_PER_THREAD
-#define CUACT_MAX_LOAD_BYTES_PER_THREAD 32
-#endif
+#include "../tuning_table.cuh"
 
 namespace cuact {
 namespace detail {
@@ -145,7 +136,7 @@ inline constexpr bool takes_held_vector_v<Op, cuda::std::void_t<decltype(Op::tak
     Op::takes_held_vector;
 
 /// An op that declares `static constexpr int max_vectors_per_thread` caps the vectors a thread
-/// loads before it computes at that many, instead of CUACT_MAX_LOAD_BYTES_PER_THREAD's count
+/// loads before it computes at that many, instead of max_load_bytes_per_thread's count
 /// (one_vector_op); 0 where it declares none.
 template <class Op, class = void>
 inline constexpr int declared_max_vectors_v = 0;
@@ -212,12 +203,13 @@ struct elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>> {
   /// Arrays one element is read from or written to (the launch model's per-array budget).
   static constexpr unsigned arrays_per_element = sizeof...(In) + sizeof...(Out);
   /// The most vectors a thread loads before it computes: Op's declared_max_vectors_v, else
-  /// CUACT_MAX_LOAD_BYTES_PER_THREAD's count.
-  static constexpr int max_vectors_per_thread =
-      declared_max_vectors_v<Op> > 0 ? declared_max_vectors_v<Op>
-      : vector_load_bytes >= CUACT_MAX_LOAD_BYTES_PER_THREAD
-          ? 1
-          : static_cast<int>(CUACT_MAX_LOAD_BYTES_PER_THREAD / vector_load_bytes);
+  /// max_load_bytes_per_thread's count (tuning_table.cuh).
+  static constexpr int max_vectors_per_thread = declared_max_vectors_v<Op> > 0
+                                                    ? declared_max_vectors_v<Op>
+                                                : vector_load_bytes >= max_load_bytes_per_thread
+                                                    ? 1
+                                                    : static_cast<int>(max_load_bytes_per_thread /
+                                                                       vector_load_bytes);
 
   detail::tuple<Out*...> outputs;
   detail::tuple<const In*...> inputs;

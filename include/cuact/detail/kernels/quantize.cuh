@@ -19,6 +19,7 @@
 
 #include "../config.cuh"
 #include "../numeric.cuh"
+#include "../tuning_table.cuh"
 #include "elementwise.cuh"
 #include "table.cuh"
 
@@ -57,15 +58,6 @@ __device__ __forceinline__ float block_max(float v) {
 }
 
 #endif
-
-/// Threads per block of the tabulated quantize (tabulated_quantize_kernel; its launch shape:
-/// fused_dispatch.cuh, tabulated_quantize_launch_shape).
-inline constexpr unsigned tabulated_quantize_threads_per_block = 512;
-/// Blocks of tabulated_quantize_kernel an SM holds: its shared memory holds three blocks' tables
-/// (3 x 33 KiB of 228 KiB on sm_90), and the bound holds the kernel to 40 registers, so three
-/// blocks' registers fit too. Without it plain functors (softplus, tanh-GELU) take a few more
-/// registers, which leaves two blocks per SM and too few threads to hide the lookups.
-inline constexpr unsigned tabulated_quantize_min_blocks = 3;
 
 /// One launch's arguments: the elementwise params (op: an amax op), the device scalar for the
 /// amax and the device scale (null: the op's own).

@@ -29,6 +29,7 @@
 
 #include "../config.cuh"
 #include "../numeric.cuh"
+#include "../tuning_table.cuh"
 #include "elementwise.cuh"
 
 namespace cuact {
@@ -160,11 +161,6 @@ CUACT_HOST_DEVICE void sign_mask_forward_thread(const sign_mask_params<T, Activa
     access.store(bytes_out + g, static_cast<cuda::std::uint8_t>(bits));
   }
 }
-
-/// Threads per block of the staged forward (see the file's comment): one vector each, so a block
-/// step covers whole tiles (fp32 two, fp64 one). The launch model's block for a light
-/// two-array operation.
-inline constexpr unsigned staged_mask_threads = 128;
 
 /// Whether T's forward runs staged: a mask byte holds several vectors (fp32, fp64).
 template <class T>

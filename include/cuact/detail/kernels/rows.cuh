@@ -15,24 +15,11 @@
 
 #include "../std.cuh"
 #include "../config.cuh"
+#include "../tuning_table.cuh"
 #include "elementwise.cuh"
 
 namespace cuact {
 namespace detail {
-
-/// Bytes a thread walking columns loads per step by default: four rows of 16-byte vectors. The
-/// walk's own cap, twice the elementwise body's (CUACT_MAX_LOAD_BYTES_PER_THREAD): a walking thread
-/// loads one vector per row, and four rows in flight reach the copy ceiling where two do not on
-/// devices that need many bytes in flight, at the cost of some registers; elsewhere it is as fast
-/// either way.
-#ifndef CUACT_MAX_WALK_LOAD_BYTES_PER_THREAD
-#define CUACT_MAX_WALK_LOAD_BYTES_PER_THREAD 64
-#endif
-
-/// The walk's cap for an operation whose float math is compute-bound (fp32 gelu): two rows. Its
-/// registers decide there: with four rows bias + gelu fp32 needs so many registers that it runs
-/// slower than with two.
-inline constexpr unsigned compute_bound_walk_load_bytes = 32;
 
 /// gridDim.y's limit.
 inline constexpr cuda::std::size_t max_grid_rows = 65535;
@@ -81,9 +68,10 @@ struct rows_load_bytes<elementwise_params<Op, VecWidth, type_list<Out...>, type_
 ///
 /// Broadcast inputs (bit k: input k, a bias) are the same row for every row: a thread loads them
 /// once per column vector and reuses them for every row it walks (their pitch is not read).
-/// WalkLoadBytes caps the rows a walking thread loads per step (max_rows_in_flight).
+/// WalkLoadBytes caps the rows a walking thread loads per step (max_rows_in_flight; its default and
+/// the compute-bound forwards' are tuning_table.cuh's).
 template <class Params, unsigned Broadcast = 0,
-          unsigned WalkLoadBytes = CUACT_MAX_WALK_LOAD_BYTES_PER_THREAD>
+          unsigned WalkLoadBytes = max_walk_load_bytes_per_thread>
 struct rows_params {
   static constexpr unsigned broadcast_inputs = Broadcast;
   /// With broadcast inputs a thread walks rows down one column vector (and loads them once);
@@ -252,7 +240,7 @@ CUACT_KERNEL void rows_kernel(const RowsParams params) {
 
 /// Builds the launch arguments from row 0's arrays and the pitches. No validation.
 template <int VecWidth, unsigned Broadcast = 0,
-          unsigned WalkLoadBytes = CUACT_MAX_WALK_LOAD_BYTES_PER_THREAD, class Op, class... Out,
+          unsigned WalkLoadBytes = max_walk_load_bytes_per_thread, class Op, class... Out,
           class... In>
 rows_params<elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>>, Broadcast,
             WalkLoadBytes>

@@ -160,6 +160,53 @@ struct gelu_numerics {
     const float e = detail::exp2_approx_ftz(fmaf(x * -0.72134752044448170368f, x, 64.0f));
     return {h * e, e};
   }
+  // The float forms: x Phi(x) = x h E below 0 and x - x h E above, h E = erfc(|x| / sqrt 2) / 2.
+  /// gelu(x) for float results: p = |x| Phi(-|x|) = |x| h E / 2, the 1/2 in the exp's last scaling
+  /// (2^-65); x * (x > 0) - p in one fma: x - p above 0, and below x * 0 - p: -p, with +0 for +0
+  /// (as -0 for -0 and below -14.8, where p rounds to 0), and NaN for -inf (-inf * 0, as
+  /// PyTorch). The tail_parts form (h = erfcx / 2 and the x^2 residual as a factor of h) and a
+  /// select of the two results cost more instructions per element than erfcx_bounded
+  /// (abs_times_erfcx_of).
+  CUACT_HOST_DEVICE static float float_forward(float x) {
+    const float ax = fminf(fabsf(x), 14.8f);  // NaN gives 14.8: NaN x decides the result
+    const float p = detail::mul_exp_minus_half_square(abs_times_erfcx_of(ax), ax, 0x1p-65f);
+    return fmaf(x, x > 0.0f ? 1.0f : 0.0f, -p);
+  }
+  /// gelu(x) for 16-bit results in the tail form Fit: +-0 keep their sign; -inf gives -inf * 0 =
+  /// NaN (as PyTorch), +inf gives inf.
+  template <tail_fit Fit>
+  CUACT_HOST_DEVICE static float half_forward(float x) {
+    const lower_tail_16 t = lower_tail_16_of<Fit>(x);
+    return x * (x <= 0.0f ? t.g : 1.0f - t.g);
+  }
+  // The float derivatives: Phi + x phi = E (h + x / sqrt(2 pi)) below 0, 1 + E (x / sqrt(2 pi) -
+  // h) above (the zero crossing near -0.75 cancels only down to the table's absolute bound); +-inf
+  // give NaN, as PyTorch's inf * 0.
+  /// gelu'(x) for float results: m E = Phi(-|x|) - |x| phi(x), the result below 0, its complement
+  /// above.
+  CUACT_HOST_DEVICE static float float_derivative(float x) {
+    const gaussian_tail g = tail_parts(x);
+    const float m = fmaf(-g.ax, float(inv_sqrt_2pi), g.h);
+    const float p = times_exp(x <= 0.0f ? m : -m, g.s);
+    return (x <= 0.0f ? p : 1.0f + p) + (x - x);  // x - x: NaN for +-inf and NaN, else +0
+  }
+  /// gelu'(x) for 16-bit results: x phi(x) = x e 2^-64 / sqrt(2 pi) (+-inf give inf * 0 = NaN, as
+  /// PyTorch).
+  CUACT_HOST_DEVICE static float half_derivative(float x) {
+    const lower_tail_16 t = lower_tail_16_of<tail_fit::derivative>(x);
+    return fmaf(x * float(0x1p-64 * inv_sqrt_2pi), t.e, x <= 0.0f ? t.g : 1.0f - t.g);
+  }
+  /// gelu'(x) for double results: Phi(x) + x phi(x), x^2 in two parts in exp(-x^2 / 2), the
+  /// Mills-ratio tail below -37.5.
+  template <class R>
+  CUACT_HOST_DEVICE static double wide_derivative(double x, R r) {
+    const double xc = x < -64 ? -64 : x > 64 ? 64 : x;
+    const double x2 = detail::mul_rn(xc, xc);
+    const double x2_lo = ::fma(xc, xc, -x2);
+    const double e = detail::exp_nonpositive_sum(detail::split<double>{-0.5 * x2, -0.5 * x2_lo}, r);
+    return x < -37.5 && x >= -1.7976931348623157e308 ? tail(x, true)
+                                                     : ::fma(x, e * inv_sqrt_2pi, cdf(x));
+  }
 };
 
 /// gelu_tanh's numerics (cuact::gelu_tanh derives from it): -2|u| in double-double, and the
@@ -249,6 +296,59 @@ struct gelu_tanh_numerics {
     const float es = detail::exp2_approx_ftz(
         fmaf(a, fmaf(s, float(minus_c1 * kappa_hi), float(minus_c1)), 64.0f));
     return {a, s, es, detail::rcp_approx_ftz(fmaf(es, 0x1p-64f, 1.0f))};
+  }
+  /// gelu_tanh(x) for double results: x sigmoid(2u) from e = exp(-2|u|) with u in double-double.
+  template <class C, class R>
+  CUACT_HOST_DEVICE static C wide_forward(C x, R r) {
+    const detail::split<C> v = minus_two_abs_u(x);
+    const C e = detail::exp_nonpositive_sum(v, r);
+    const C q = detail::reciprocal_one_plus(e, r);
+    // below 0, x e q with e = exp(hi) (1 + lo) multiplied in last (the result is subnormal only
+    // where e is); lo after the product, which x = -FLT_MAX would overflow
+    const C xq = x * q;
+    const C below = detail::mul_exp_nonpositive(xq, v.hi, r);  // -inf: -inf * 0 = NaN
+    const C corrected = below == C(0) ? below : detail::fused(below, v.lo, below);  // keeps -0
+    return x < C(0) ? corrected : xq;
+  }
+  // The derivatives: s + 2 x s (1 - s) u' = q (1 + 2 x e q u') above 0, e q (1 + 2 x q u') below.
+  /// gelu_tanh'(x) for float results.
+  CUACT_HOST_DEVICE static float float_derivative(float x) {
+    const float_parts f = float_parts_of(x);
+    const float two_q_du = f.q * fmaf(float(6 * beta_hi * kappa_hi), f.s, float(2 * beta_hi));
+    const float above = f.q * fmaf(x * f.e, two_q_du, 1.0f);  // +inf: inf * 0 = NaN
+    // -a for finite x, NaN for +-inf (-inf: NaN, as PyTorch); a, not x: no overflow for huge x
+    const float xm = fmaf(x, 0.0f, -f.a);
+    const float below = detail::times_scaled_exp(f.q * fmaf(xm, two_q_du, 1.0f), f.es);
+    return x < 0.0f ? below : above;
+  }
+  /// gelu_tanh'(x) for 16-bit results: s + k e with k = 2 x q^2 u' (s (1 - s) = e q^2 on both
+  /// sides), s = q above 0 and e q below, e = es 2^-64 multiplied in last; x taken as +-a (no
+  /// overflow), +-inf give NaN (x * 0), as PyTorch. One sum for both sides: fewer live values
+  /// than an above and a below, so the kernel keeps more resident blocks.
+  CUACT_HOST_DEVICE static float half_derivative(float x) {
+    const half_parts h = half_parts_of(x);
+    const float du2 = fmaf(float(6 * beta_hi * kappa_hi), h.s, float(2 * beta_hi));
+    const float k = (copysignf(h.a, x) * h.q) * (h.q * du2);
+    const bool below = x < 0.0f;
+    const float r = ((below ? h.q + k : k) * h.es) * 0x1p-64f;
+    return fmaf(x, 0.0f, below ? r : h.q + r);
+  }
+  /// gelu_tanh'(x) for double results.
+  template <class C, class R>
+  CUACT_HOST_DEVICE static C wide_derivative(C x, R r) {
+    const detail::split<C> v = minus_two_abs_u(x);
+    const C e = detail::exp_nonpositive_sum(v, r);
+    const C q = detail::reciprocal_one_plus(e, r);
+    const C xc = x < C(-30) ? C(-30) : x > C(30) ? C(30) : x;
+    const C du = C(beta_hi) * detail::fused(C(3 * kappa_hi) * xc, xc, C(1));
+    const C two_q_du = C(2) * q * du;
+    const C above = q * detail::fused(x * e, two_q_du, C(1));  // +inf: inf * 0 = NaN
+    const C below = q * detail::fused(xc, two_q_du, C(1));     // xc: no overflow for huge x
+    const C x_minus_x = x - x;                                 // NaN for -inf: NaN, as PyTorch
+    return x < C(0) ? (x_minus_x == C(0)
+                           ? detail::mul_exp_nonpositive(detail::fused(below, v.lo, below), v.hi, r)
+                           : x_minus_x)
+                    : above;
   }
 };
 
