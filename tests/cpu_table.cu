@@ -70,6 +70,28 @@ std::size_t differing_inputs(const Op& op, std::string& first) {
 
 }  // namespace
 
+// Functors as users write them, short enough that the direct path once sat inside the lookup's
+// (corpus: leaky ReLU with a float slope, clamps by fmin/fmax, a double member).
+namespace cuact_test {
+namespace short_functors {
+struct leaky_relu {
+  float slope = 0.01f;
+  __host__ __device__ float operator()(float x) const { return x > 0.0f ? x : x * slope; }
+};
+struct relu6_fmin_fmax {
+  __host__ __device__ float operator()(float x) const { return fminf(fmaxf(x, 0.0f), 6.0f); }
+};
+struct threshold {
+  float th = 0.1f, value = -1.0f;
+  __host__ __device__ float operator()(float x) const { return x > th ? x : value; }
+};
+struct leaky_relu_double_slope {
+  double slope = 0.01;
+  __host__ __device__ float operator()(float x) const { return x > 0 ? x : float(x * slope); }
+};
+}  // namespace short_functors
+}  // namespace cuact_test
+
 TEST_CASE("table: the tables hold |x| in [2^-20, 2^12) and +-0, each input once", "[cpu][table]") {
   std::vector<int> seen(bf16_table_window::entries_of<std::uint16_t>, 0);
   std::size_t inside = 0, wrong = 0;
@@ -164,6 +186,13 @@ TEST_CASE("table: looked up equals computed for every bf16 input", "[cpu][table]
   CHECK(differing_inputs(cuact::forward_op<cuact::mish, bf16>{}, first) == 0);
   CHECK(differing_inputs(cuact::forward_op<cuact::softplus, bf16>{{}, {2.0, 10.0}}, first) == 0);
   CHECK(differing_inputs(cuact::forward_op<plain::softplus, bf16>{}, first) == 0);
+  CHECK(differing_inputs(cuact::forward_op<short_functors::leaky_relu, bf16>{}, first) == 0);
+  CHECK(differing_inputs(cuact::forward_op<short_functors::leaky_relu, bf16>{{}, {-0.5f}}, first) ==
+        0);
+  CHECK(differing_inputs(cuact::forward_op<short_functors::relu6_fmin_fmax, bf16>{}, first) == 0);
+  CHECK(differing_inputs(cuact::forward_op<short_functors::threshold, bf16>{}, first) == 0);
+  CHECK(differing_inputs(cuact::forward_op<short_functors::leaky_relu_double_slope, bf16>{},
+                         first) == 0);
   CAPTURE(first);
   CHECK(first.empty());
 }
@@ -187,6 +216,10 @@ TEST_CASE("table: launch shape from the device's budget", "[cpu][table][launch]"
   CHECK(h200.passes == 4);
   CHECK(h200.vectors_per_thread == 2);
   CHECK(std::size_t(h200.blocks) * 256 * 2 * 4 == vectors);
+  // tabulated_kernel is compiled for blocks of at most tabulated_kernel_max_threads
+  CHECK(cuact::detail::tabulated_threads_per_block <= cuact::detail::tabulated_kernel_max_threads);
+  CHECK(cuact::detail::tabulated_tight_threads_per_block <=
+        cuact::detail::tabulated_kernel_max_threads);
   // a kernel capped at one vector per thread, and more scalars than vector threads
   CHECK(cuact::detail::tabulated_launch_shape(h200_facts, 7, 0, 1).vectors_per_thread == 1);
   CHECK(cuact::detail::tabulated_launch_shape(h200_facts, 7, 3000, 2).blocks == 12);

@@ -19,7 +19,7 @@
 /// KiB, small enough for several blocks per SM (a whole 65536-entry table, 128 KiB, allows one
 /// block of long-lived threads and loses to the copy). Activations' inputs sit in that window (a standard normal leaves it with
 /// probability about 1e-6); other inputs (larger or tinier magnitudes, infinities, NaN) are
-/// computed directly, in the same thread (a warp with one pays for both).
+/// computed directly, out of line, in the warps that have one (bf16_table_op::apply_held).
 ///
 /// The same window serves the bf16 -> fp8 quantize (bf16_table_quantize_op, launched by
 /// fused_dispatch.cuh): its table keeps the activation's float results (32 KiB), which the amax
@@ -83,6 +83,11 @@ struct bf16_table_window {
   /// The entry of bits `b` (16 bits) in a table with the zeros (key_with_zeros(b) < per_sign).
   CUACT_HOST_DEVICE static unsigned slot_with_zeros(unsigned b) {
     return is_zero(b) ? zero_slot_of(b) : slot(b);
+  }
+  /// slot_with_zeros(b) where b has an entry, an entry of the window for any other bits: a
+  /// lookup that needs no test before it.
+  CUACT_HOST_DEVICE static unsigned any_slot_with_zeros(unsigned b) {
+    return is_zero(b) ? zero_slot_of(b) : (offset(b) & (per_sign - 1)) | ((b >> 3) & per_sign);
   }
   /// Both lanes of a storage word (lane 2w low) at once: their magnitudes biased so that a lane
   /// in the window reads 0x8000 + its offset in its half (no carry between the halves: 0x7fff
@@ -155,8 +160,10 @@ CUACT_HOST_DEVICE Entry table_entry([[maybe_unused]] const Entry* entries, unsig
 #endif
 }
 
-/// op on bf16 data through the table: each vector's storage words looked up as loaded (the entry
-/// where the table has one, op itself elsewhere); the scalar head and tail computed directly. `entries`
+/// op on bf16 data through the table: each vector's storage words looked up as loaded, and the
+/// scalar head and tail element by element (the entry where the table has one, op itself
+/// elsewhere, out of line: the kernel's own code and registers are then the same whatever op
+/// is). `entries`
 /// is the table in global memory (the host simulation reads it there); on the device,
 /// tabulated_kernel's shared copy is read instead.
 template <class Op>
@@ -165,37 +172,86 @@ struct bf16_table_op {
   Op op;
   const cuda::std::uint16_t* entries;
 
-#pragma nv_exec_check_disable
-  template <class C>
-  CUACT_HOST_DEVICE auto operator()(C x) const {
-    return op(x);
+  /// One element (the scalar head and tail; x is a widened bf16): its entry where the table has
+  /// one, op's result computed out of line elsewhere, as the vectors' lanes. The entry is the
+  /// bf16 the direct path writes, so widened here it rounds back to the same bits.
+  CUACT_HOST_DEVICE float operator()(float x) const {
+    const cuda::std::uint32_t b = cuda::std::bit_cast<cuda::std::uint32_t>(x) >> 16;
+    const cuda::std::uint32_t bits =
+        bf16_table_window::key_with_zeros(b) < bf16_table_window::per_sign
+            ? entry(bf16_table_window::slot_with_zeros(b))
+            : computed(op, b);
+    return cuda::std::bit_cast<float>(bits << 16);
   }
 
-  /// The output words of a vector of `Width` bf16 lanes held as Width / 2 words (lane 2w low).
-  /// A branch per lane: reading every lane's entry and testing the window once per vector holds
-  /// all eight entries in registers, and the extra registers cost more than the branches.
+  /// The output words of a vector of `Width` bf16 lanes held as Width / 2 words (lane 2w low):
+  /// every lane's entry read with no test (any_slot_with_zeros), the lanes' keys ORed into one
+  /// test per vector, and the lanes outside the table computed only where a lane of the warp has
+  /// one (any_lane_in_warp). Why the vote: with a test and a branch per lane, the compiler
+  /// predicated a short op (a leaky ReLU with a float slope) into the lookup's path, so every
+  /// lane issued both; a branch that is the same for the whole warp it keeps, and the common
+  /// path is the same few instructions whatever the op.
   template <int Width>
   CUACT_HOST_DEVICE vector_of<cuda::std::uint32_t, Width / 2> apply_held(
       const vector_of<cuda::std::uint32_t, Width / 2>& words) const {
     vector_of<cuda::std::uint32_t, Width / 2> result;
+    cuda::std::uint32_t keys = 0;  // per_sign or more exactly when a lane has no entry
     CUACT_UNROLL
     for (int w = 0; w < Width / 2; ++w) {
-      const cuda::std::uint32_t word = words.elements[w];
-      result.elements[w] = lookup(word & 0xffffu) | (lookup(word >> 16) << 16);
+      const cuda::std::uint32_t low = words.elements[w] & 0xffffu;
+      const cuda::std::uint32_t high = words.elements[w] >> 16;
+      keys |= bf16_table_window::key_with_zeros(low) | bf16_table_window::key_with_zeros(high);
+      result.elements[w] = entry(bf16_table_window::any_slot_with_zeros(low)) |
+                           (entry(bf16_table_window::any_slot_with_zeros(high)) << 16);
+    }
+    if (any_lane_in_warp(keys >= bf16_table_window::per_sign)) {
+      result = computed_outside<Width>(op, words, result);
     }
     return result;
   }
 
  private:
+  /// Whether `p` holds in any thread of the warp that calls it together (on the host: in this
+  /// one). The threads of a warp that reach the call are the active ones; others (the last
+  /// step's, without a vector) do not vote.
+  CUACT_HOST_DEVICE static bool any_lane_in_warp(bool p) {
+#if defined(__CUDA_ARCH__)
+    return __any_sync(__activemask(), p) != 0;
+#else
+    return p;
+#endif
+  }
 #pragma nv_exec_check_disable
-  /// The result for bits `b`: the entry where the table has one, op itself elsewhere.
-  CUACT_HOST_DEVICE cuda::std::uint32_t lookup(cuda::std::uint32_t b) const {
-    if (bf16_table_window::key_with_zeros(b) < bf16_table_window::per_sign) {
-      return entry(bf16_table_window::slot_with_zeros(b));
+  /// `looked_up` (the entries of the lanes of `words`) with each lane outside the table replaced
+  /// by op's result for it. Out of line: inlined, the op's math and its registers joined the
+  /// lookup's path (ptxas spread it over both), though it runs only for a warp with such a lane.
+  /// Static, with op by value: a member function's `this` would point into the kernel's
+  /// parameters, which then are copied to the stack, and the arrays' pointers, read from there,
+  /// are no longer known to be global (generic loads and stores instead of LDG and STG).
+  template <int Width>
+  CUACT_HOST_DEVICE static __noinline__ vector_of<cuda::std::uint32_t, Width / 2> computed_outside(
+      const Op op, const vector_of<cuda::std::uint32_t, Width / 2> words,
+      vector_of<cuda::std::uint32_t, Width / 2> looked_up) {
+    CUACT_UNROLL
+    for (int w = 0; w < Width / 2; ++w) {
+      const cuda::std::uint32_t low = words.elements[w] & 0xffffu;
+      const cuda::std::uint32_t high = words.elements[w] >> 16;
+      if (bf16_table_window::key_with_zeros(low) >= bf16_table_window::per_sign) {
+        looked_up.elements[w] = (looked_up.elements[w] & 0xffff0000u) | computed(op, low);
+      }
+      if (bf16_table_window::key_with_zeros(high) >= bf16_table_window::per_sign) {
+        looked_up.elements[w] = (looked_up.elements[w] & 0xffffu) | (computed(op, high) << 16);
+      }
     }
-    const __nv_bfloat16_raw computed =
+    return looked_up;
+  }
+#pragma nv_exec_check_disable
+  /// op's bf16 bits for input bits `b`, computed (out of line, as computed_outside).
+  CUACT_HOST_DEVICE static __noinline__ cuda::std::uint32_t computed(const Op op,
+                                                                     cuda::std::uint32_t b) {
+    const __nv_bfloat16_raw value =
         from_compute<__nv_bfloat16>(op(cuda::std::bit_cast<float>(b << 16)));
-    return computed.x;
+    return value.x;
   }
   CUACT_HOST_DEVICE cuda::std::uint32_t entry(unsigned s) const { return table_entry(entries, s); }
 };
@@ -327,10 +383,19 @@ struct tabulating_access : global_memory_access {
 #endif
 };
 
+/// Registers of tabulated_kernel: at most 65536 / (tabulated_kernel_max_threads x
+/// tabulated_kernel_min_blocks) = 32 a thread, so that its blocks (tabulated_threads_per_block or
+/// fewer threads) fill every thread slot of an SM. Why: left to itself, ptxas keeps every lane's
+/// lookup of both vectors in flight and takes up to 51 registers, which leaves an SM a quarter of
+/// its threads idle and fewer loads in flight.
+inline constexpr unsigned tabulated_kernel_max_threads = 512;
+inline constexpr unsigned tabulated_kernel_min_blocks = 4;
+
 /// elementwise_kernel for a bf16_table_op, with bf16_table_window::bytes of dynamic shared
 /// memory for the table (tabulating_access).
 template <class Params>
-CUACT_KERNEL void tabulated_kernel(const Params params) {
+CUACT_KERNEL void __launch_bounds__(tabulated_kernel_max_threads, tabulated_kernel_min_blocks)
+    tabulated_kernel(const Params params) {
   const cuda::std::size_t thread =
       static_cast<cuda::std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const cuda::std::size_t num_threads = static_cast<cuda::std::size_t>(gridDim.x) * blockDim.x;
