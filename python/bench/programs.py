@@ -12,7 +12,9 @@ Programs (bf16 unless said):
              torch.ops.cuact.bias_gelu(fc(x), bias) (docs/fused.md says when that pays)
   llama      transformers' LlamaForCausalLM from a LlamaConfig (8 layers, hidden 2048, intermediate
              5632, random weights, nothing downloaded), batch 8 x 1024, forward + backward + AdamW;
-             each LlamaMLP's forward patched to cuact's gated_silu (or the Triton SwiGLU)
+             each LlamaMLP's forward patched to cuact's gated_silu (or the Triton SwiGLU); each
+             variant runs in a process of its own, so none counts what an earlier one left
+             allocated in its peak
   overhead   host time per call on 1 K elements, fp32 and bf16, relu / gelu / silu / selu:
              eager forward (no grad), the forward with grad (no backward) and
              op(x).sum().backward(), each for the op (torch.ops.cuact.NAME.default) and for
@@ -44,6 +46,7 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -428,9 +431,24 @@ def run_llama(table, args):
             del model, optimizer
             _free()
 
-    for label, gate, mode in variants:
-        table.attempt(name, label, lambda gate=gate, mode=mode: run(gate, mode))
-    cuact_torch.compile_mode("auto")
+    if args.llama_variant:  # the child process of one variant (below)
+        gate, mode = {label: (gate, mode) for label, gate, mode in variants}[args.llama_variant]
+        print("LLAMA_RESULT " + json.dumps(run(gate, mode)), flush=True)
+        return
+
+    def in_child(label):
+        # Each variant in a process of its own: what one variant leaves allocated (compiled
+        # graphs, their pools, the allocator's caches) would count in the next one's peak.
+        command = [sys.executable, os.path.abspath(__file__), "--only", "llama",
+                   "--llama-variant", label, "--reps", str(args.reps)]
+        out = subprocess.run(command, capture_output=True, text=True)
+        for line in out.stdout.splitlines():
+            if line.startswith("LLAMA_RESULT "):
+                return tuple(json.loads(line[len("LLAMA_RESULT "):]))
+        raise RuntimeError(f"child exited {out.returncode}: {(out.stderr or out.stdout)[-300:]}")
+
+    for label, _, _ in variants:
+        table.attempt(name, label, lambda label=label: in_child(label))
 
 
 # ---- 4. per-call overhead ----
@@ -498,6 +516,7 @@ def main():
     parser.add_argument("--budget-s", type=float, default=230.0,
                         help="skip the variants left after this many seconds (0: no limit)")
     parser.add_argument("--json")
+    parser.add_argument("--llama-variant", help=argparse.SUPPRESS)  # internal: one Llama variant
     args = parser.parse_args()
     args.reps = args.reps or (10 if args.quick else 20)
     args.llama_reps = 10
