@@ -800,7 +800,7 @@ def activation(name, forward, derivative=None, derivative_from_output=None, para
         dtype=None) -> (fp8, amax) (not differentiable), and with a derivative the _backward ops
         and autograd.
     includes: headers the expressions use, included after cuact's (#include <...>), from cuact's
-        include directory or the CUDA toolkit's: e.g. "cuact/activations.cuh" to call a built-in
+        include directory or the CUDA toolkit's: e.g. "cuact/activations.cuh" to use a built-in
         activation (`cuact::gelu{}(x)`); part of the cache key.
 
     NVRTC compiles each kernel for the current GPU on first use, per dtype; the forward for `dtype`
