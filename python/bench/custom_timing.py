@@ -141,7 +141,7 @@ def kernel_table(shape, reps, dtypes, functors):
             op = cuact_torch.activation("kernel_" + name, forward, derivative=derivative,
                                         namespace="cuact_timing", dtype=x.dtype,
                                         fused=name == "relu", heavy=heavy)
-            same = cuact_torch.activation("same_" + name, f"cuact::{name}{{}}(x)",
+            same = cuact_torch.activation("same_" + name, f"cuact::{name}{{}}(x, accuracy)",
                                           namespace="cuact_timing", dtype=x.dtype, heavy=heavy,
                                           includes="cuact/activations.cuh")
             built_in = getattr(torch.ops.cuact, name)

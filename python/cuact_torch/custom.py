@@ -31,6 +31,14 @@ def _includes(includes):
     return headers
 
 
+# Every member of a user's functor takes cuact's accuracy tag (activation.cuh: rounded_to), named
+# `accuracy` in its expressions: unused, it changes nothing; passed on, a built-in activation's
+# math is the one the built-in op runs for that dtype (`cuact::selu{}(x, accuracy)`: for 16-bit
+# results the shorter 16-bit math), where without it a call computes at float accuracy.
+_TAGGED_TEMPLATE = "  template <class C, class Accuracy = cuact::rounded_to<C>>"
+_TAG_PARAMETER = "[[maybe_unused]] Accuracy accuracy = Accuracy{}"
+
+
 def _body(expression):
     """A member body: statements when the text has `return`, else one returned expression."""
     text = expression.strip()
@@ -61,15 +69,16 @@ def source(name, forward, derivative=None, derivative_from_output=None, params=N
     if heavy is not None:
         lines.append(f"  static constexpr cuact::cost cost = cuact::cost::{'heavy' if heavy else 'light'};")
     lines += [
-        "  template <class C>",
-        f"  __host__ __device__ C operator()(C x) const {{ {_body(forward)} }}",
+        _TAGGED_TEMPLATE,
+        f"  __host__ __device__ C operator()(C x, {_TAG_PARAMETER}) const {{ {_body(forward)} }}",
     ]
     if derivative is not None:
-        lines += ["  template <class C>",
-                  f"  __host__ __device__ C derivative(C x) const {{ {_body(derivative)} }}"]
+        lines += [_TAGGED_TEMPLATE,
+                  f"  __host__ __device__ C derivative(C x, {_TAG_PARAMETER}) const "
+                  f"{{ {_body(derivative)} }}"]
     if derivative_from_output is not None:
-        lines += ["  template <class C>",
-                  "  __host__ __device__ C derivative_from_output(C y) const "
+        lines += [_TAGGED_TEMPLATE,
+                  f"  __host__ __device__ C derivative_from_output(C y, {_TAG_PARAMETER}) const "
                   f"{{ {_body(derivative_from_output)} }}"]
     lines += [
         "};",
@@ -208,7 +217,7 @@ class _Family:
             text = self.parts.get(part)
             if text is None:
                 continue
-            lines += ["  template <class C>", f"  __device__ C {member}(C {arg}) const {{"]
+            lines += [_TAGGED_TEMPLATE, f"  __device__ C {member}(C {arg}, {_TAG_PARAMETER}) const {{"]
             body = text.strip()
             if re.search(r"\breturn\b", body):
                 starts[part] = len(lines)

@@ -210,6 +210,31 @@ def test_includes_let_an_expression_call_a_built_in(dtype):
     torch.testing.assert_close(xr.grad, xd.grad.to(dtype), **tolerance(dtype))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+def test_accuracy_tag_gives_the_built_in_math(dtype):
+    # cuact::selu{}(x, accuracy) is the math torch.ops.cuact.selu runs for this dtype (for 16-bit
+    # results the shorter 16-bit math): equal results to the bit, forward and backward
+    op = cuact_torch.activation("selu_tagged_test", "cuact::selu{}(x, accuracy)",
+                                derivative="cuact::selu{}.derivative(x, accuracy)",
+                                namespace="cuact_test", dtype=dtype, heavy=True,
+                                includes=["cuact/activations.cuh"])
+    x = torch.randn(3 * 4096 + 5, device="cuda", dtype=dtype) * 4
+    x[:7] = torch.tensor([float("nan"), float("inf"), -float("inf"), -0.0, 0.0, 1e-40, -1e-40])
+    for part in (x, x[1:]):  # a misaligned start too
+        torch.testing.assert_close(op(part), torch.ops.cuact.selu(part), rtol=0, atol=0,
+                                   equal_nan=True)
+    dy = torch.randn_like(x)
+    torch.testing.assert_close(torch.ops.cuact_test.selu_tagged_test_backward(dy, x),
+                               torch.ops.cuact.selu_backward(dy, x), rtol=0, atol=0,
+                               equal_nan=True)
+    # without the tag, the 16-bit result comes from float-accurate math: within a rounding step
+    untagged = cuact_torch.activation("selu_untagged_test", "cuact::selu{}(x)",
+                                      namespace="cuact_test", dtype=dtype, heavy=True,
+                                      includes=["cuact/activations.cuh"])
+    torch.testing.assert_close(untagged(x), torch.ops.cuact.selu(x), equal_nan=True,
+                               **tolerance(dtype))
+
+
 def test_includes_are_checked():
     for bad in ["cuact/activations.cuh>\n#include <x", "../secret.h", "a b.h", "", 3]:
         with pytest.raises(ValueError, match="includes"):
