@@ -401,7 +401,15 @@ cudaError_t launch_modelled(Params params, int device, cost_hint hint, cudaStrea
     }
   }
   if (!policy_overridden()) adjust(params, plan.shape);
-  return launch_kernel(elementwise_kernel<Params>, params, plan.shape, stream);
+  // a programmatic dependent launch where the kernel runs sm_90 code (elementwise_kernel waits)
+  kernel_facts facts{};
+  if (const cudaError_t status = get_kernel_facts(elementwise_kernel<Params>, device, facts);
+      status != cudaSuccess) {
+    return status;
+  }
+  return launch_kernel_grid(elementwise_kernel<Params>, params, dim3(plan.shape.blocks),
+                            plan.shape.threads_per_block, stream, plan.shape.dynamic_shared_bytes,
+                            facts.binary_version >= 90);
 }
 
 /// Launches params (validated) as run_elementwise does: the instantiation with_launched_params

@@ -596,9 +596,19 @@ __device__ void ops_must_be_callable_from_device_code(
   }
 }
 
+/// Launched as a programmatic dependent launch on sm_90 and later (dispatch.cuh:
+/// launch_modelled), the kernel may start while the stream's previous kernel still runs: it waits
+/// for that kernel's grid and its memory (`griddepcontrol.wait`, at once without such a launch)
+/// before it reads or writes anything, and at once lets the stream's next kernel launch the same
+/// way (`griddepcontrol.launch_dependents`; that one waits for this whole grid in turn). So a
+/// launch's latency overlaps the previous kernel's last wave: at small sizes, most of a call.
 template <class Params>
 CUACT_KERNEL void elementwise_kernel(const Params params) {
   (void)static_cast<void (*)(const Params&)>(&ops_must_be_callable_from_device_code);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
   const cuda::std::size_t thread =
       static_cast<cuda::std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const cuda::std::size_t num_threads = static_cast<cuda::std::size_t>(gridDim.x) * blockDim.x;
