@@ -56,7 +56,7 @@ void print_help() {
       "              fp32/bf16; every size in a fresh child process (fair to CUB's cached\n"
       "              configuration); --csv FILE writes one line per contestant\n"
       "  --small     1K..4M fp32: GPU time per call from CUDA graphs, host enqueue time per call,\n"
-      "              cuact vs CUB vs a bare float4 kernel (each size in a child process)\n"
+      "              cuact vs CUB vs a bare 16-byte-vector kernel (each size in a child process)\n"
       "  --shapes    cuact's entries under forced policies (cuact::scoped_policy) over threads\n"
       "              per block x vectors per thread x passes, against memcpy, with\n"
       "              select_policy's choice;\n"

@@ -364,30 +364,31 @@ void add_relu_mask(std::vector<entry>& out, int row) {
   out.push_back(backward);
 }
 
-/// The floor for an elementwise kernel: one float4 per thread, grid covers n (n % 4 == 0), no
-/// alignment checks, no validation, the same functor as cuact's forward.
-template <class Op>
-__global__ void bare_float4_kernel(const float4* in, float4* out, std::size_t vectors, Op op) {
+/// The floor for an elementwise kernel: one 16-byte vector per thread (a float4, or eight bf16),
+/// the grid covers n (a multiple of the vector), no alignment checks, no validation, the same
+/// functor as cuact's forward.
+template <class T, class Op>
+__global__ void bare_vector_kernel(const uint4* in, uint4* out, std::size_t vectors, Op op) {
+  constexpr int width = static_cast<int>(16 / sizeof(T));
   const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < vectors) {
-    float4 v = in[i];
-    v.x = op(v.x);
-    v.y = op(v.y);
-    v.z = op(v.z);
-    v.w = op(v.w);
-    out[i] = v;
+    alignas(16) T v[width];
+    *reinterpret_cast<uint4*>(v) = in[i];
+#pragma unroll
+    for (int j = 0; j < width; ++j) v[j] = T(op(static_cast<float>(v[j])));
+    out[i] = *reinterpret_cast<const uint4*>(v);
   }
 }
 
-template <class A>
+template <class T, class A>
 launch_fn bare_launcher(const A& act) {
   return [act](const call_args& a, cudaStream_t s) {
     constexpr unsigned threads = 256;
-    const std::size_t vectors = a.n / 4;
+    const std::size_t vectors = a.n / (16 / sizeof(T));
     const auto blocks = static_cast<unsigned>((vectors + threads - 1) / threads);
-    bare_float4_kernel<<<blocks, threads, 0, s>>>(static_cast<const float4*>(a.in0),
-                                                  static_cast<float4*>(a.out), vectors,
-                                                  make_op<cuact::forward_op<A, float>>(act));
+    bare_vector_kernel<T><<<blocks, threads, 0, s>>>(static_cast<const uint4*>(a.in0),
+                                                     static_cast<uint4*>(a.out), vectors,
+                                                     make_op<cuact::forward_op<A, T>>(act));
     return cudaGetLastError();
   };
 }
@@ -401,8 +402,9 @@ void add_table_entries(std::vector<entry>& out) {
     if constexpr (built_v<T, A>) {
       const std::size_t forward = out.size();
       add_activation<T>(out, row.name, row.act, is_core_v<A>, position);
-      if constexpr (is_core_v<A> && std::is_same_v<T, float>) {
-        out[forward].bare = bare_launcher(row.act);
+      if constexpr (is_core_v<A> &&
+                    (std::is_same_v<T, float> || std::is_same_v<T, __nv_bfloat16>)) {
+        out[forward].bare = bare_launcher<T>(row.act);
       }
     }
     ++position;

@@ -1,4 +1,4 @@
-// --small: launch-bound sizes, core rows fp32 forward out of place. GPU time per call from CUDA
+// --small: launch-bound sizes, core rows fp32 and bf16 forward out of place. GPU time per call from CUDA
 // graphs of 100 calls, host time per call to enqueue, and the cost of cuact's argument
 // validation, for a bare one-float4-per-thread kernel, cub::DeviceTransform and cuact::forward.
 // Every size runs in a fresh child process (--small-one N), as in --sweep, so CUB's cached tile
@@ -18,7 +18,8 @@ namespace bench {
 namespace {
 
 constexpr std::size_t sizes[] = {std::size_t{1} << 10, std::size_t{1} << 16, std::size_t{1} << 20,
-                                 std::size_t{1} << 22};
+                                 std::size_t{1} << 22, std::size_t{1} << 24};
+constexpr dtype types[] = {dtype::f32, dtype::bf16};
 constexpr int graph_calls = 100;
 constexpr int host_calls = 1000;
 constexpr int host_reps = 7;
@@ -35,56 +36,59 @@ int cold_reps(const options& opts) { return opts.reps > 0 ? opts.reps : 21; }
 }  // namespace
 
 int run_small_one(const device_info& device, const options& opts, std::size_t n) {
-  const dtype t = dtype::f32;
-  const std::size_t target = 4 * device.l2_bytes;
-  // Buffer sets for the "cold" column: in + out per set, total >= 4x L2.
-  const std::size_t array_stride = pad(n * 4);
-  const std::size_t sets = std::max<std::size_t>(1, (target + 2 * n * 4 - 1) / (2 * n * 4));
-  device_buffer arena(sets * 2 * array_stride);
-  stream_handle stream_owner;
-  const cudaStream_t stream = stream_owner.get();
-  fill_random(arena.get(), arena.bytes() / 4, t, fresh_seed(), stream);
+  for (const dtype t : types) {
+    const std::size_t bytes = size_of(t);
+    const std::size_t target = 4 * device.l2_bytes;
+    // Buffer sets for the "cold" column: in + out per set, total >= 4x L2.
+    const std::size_t array_stride = pad(n * bytes);
+    const std::size_t sets =
+        std::max<std::size_t>(1, (target + 2 * n * bytes - 1) / (2 * n * bytes));
+    device_buffer arena(sets * 2 * array_stride);
+    stream_handle stream_owner;
+    const cudaStream_t stream = stream_owner.get();
+    fill_random(arena.get(), arena.bytes() / bytes, t, fresh_seed(), stream);
 
-  for (const entry& e : table_entries()) {
-    if (!e.core || !e.is_forward() || e.type != t) continue;
-    struct contestant {
-      const char* label;
-      const launch_fn* launch;
-    };
-    const contestant contestants[] = {{"bare", &e.bare}, {"cub", &e.cub}, {"cuact", &e.cuact}};
-    for (const contestant& c : contestants) {
-      if (!*c.launch) fail(format("no %s launcher for %s", c.label, e.label().c_str()));
-      const launch_fn& launch = *c.launch;
-      const auto enqueue_set = [&](std::int64_t set) {
-        char* base = arena.as<char>() + static_cast<std::size_t>(set) * 2 * array_stride;
-        call_args args;
-        args.in0 = base;
-        args.out = base + array_stride;
-        args.n = n;
-        return launch(args, stream);
+    for (const entry& e : table_entries()) {
+      if (!e.core || !e.is_forward() || e.type != t) continue;
+      struct contestant {
+        const char* label;
+        const launch_fn* launch;
       };
-      const enqueue_fn hot_enqueue = [&](std::int64_t) { return enqueue_set(0); };
-      const enqueue_fn cold_enqueue = [&](std::int64_t call) {
-        return enqueue_set(call % static_cast<std::int64_t>(sets));
-      };
-      timing_options hot;
-      hot.batch = graph_calls;
-      hot.graph = true;
-      hot.reps = hot_reps(opts);
-      hot.busy_start = false;  // from an idle GPU, as this table always was
-      timing_options cold = hot;
-      cold.reps = cold_reps(opts);
-      cold.fresh_graph_per_rep = true;
-      cold.rotation_sets = static_cast<std::int64_t>(sets);
+      const contestant contestants[] = {{"bare", &e.bare}, {"cub", &e.cub}, {"cuact", &e.cuact}};
+      for (const contestant& c : contestants) {
+        if (!*c.launch) fail(format("no %s launcher for %s", c.label, e.label().c_str()));
+        const launch_fn& launch = *c.launch;
+        const auto enqueue_set = [&](std::int64_t set) {
+          char* base = arena.as<char>() + static_cast<std::size_t>(set) * 2 * array_stride;
+          call_args args;
+          args.in0 = base;
+          args.out = base + array_stride;
+          args.n = n;
+          return launch(args, stream);
+        };
+        const enqueue_fn hot_enqueue = [&](std::int64_t) { return enqueue_set(0); };
+        const enqueue_fn cold_enqueue = [&](std::int64_t call) {
+          return enqueue_set(call % static_cast<std::int64_t>(sets));
+        };
+        timing_options hot;
+        hot.batch = graph_calls;
+        hot.graph = true;
+        hot.reps = hot_reps(opts);
+        hot.busy_start = false;  // from an idle GPU, as this table always was
+        timing_options cold = hot;
+        cold.reps = cold_reps(opts);
+        cold.fresh_graph_per_rep = true;
+        cold.rotation_sets = static_cast<std::int64_t>(sets);
 
-      const timing hot_time = measure(stream, hot_enqueue, hot);
-      const timing cold_time = measure(stream, cold_enqueue, cold);
-      const double host = measure_host_us(stream, hot_enqueue, host_calls, host_reps);
-      const bool relaxed = hot_time.relaxed_capture || cold_time.relaxed_capture;
-      std::printf("@small %s %s %.4f %.4f %.1f %.4f %d\n", e.activation.c_str(), c.label,
-                  hot_time.ms_per_call * 1e3, cold_time.ms_per_call * 1e3,
-                  gbps(e.bytes_moved(n), cold_time.ms_per_call), host, relaxed ? 1 : 0);
-      std::fflush(stdout);
+        const timing hot_time = measure(stream, hot_enqueue, hot);
+        const timing cold_time = measure(stream, cold_enqueue, cold);
+        const double host = measure_host_us(stream, hot_enqueue, host_calls, host_reps);
+        const bool relaxed = hot_time.relaxed_capture || cold_time.relaxed_capture;
+        std::printf("@small %s/%s %s %.4f %.4f %.1f %.4f %d\n", e.activation.c_str(), name(t),
+                    c.label, hot_time.ms_per_call * 1e3, cold_time.ms_per_call * 1e3,
+                    gbps(e.bytes_moved(n), cold_time.ms_per_call), host, relaxed ? 1 : 0);
+        std::fflush(stdout);
+      }
     }
   }
   return 0;
@@ -93,7 +97,8 @@ int run_small_one(const device_info& device, const options& opts, std::size_t n)
 int run_small(const device_info& device, const options& opts) {
   print_device(device, "--small", stdout);
   std::printf(
-      "# core rows, fp32 forward out of place, n %% 4 == 0; each size in a fresh child process "
+      "# core rows, fp32 and bf16 forward out of place, n %% 8 == 0; each size in a fresh child "
+      "process "
       "(cuact_bench --small-one N), so CUB's first call is at that size\n");
   std::printf(
       "# GPU us/call: graph of %d calls captured on a non-blocking stream, median of replays / "
@@ -107,11 +112,11 @@ int run_small(const device_info& device, const options& opts) {
       4 * device.l2_bytes / 1e6, cold_reps(opts));
   std::printf(
       "# host us/call: steady_clock around %d enqueues without synchronizing, median of %d; "
-      "bare = one float4 per thread, 256 threads, plus cudaGetLastError\n\n",
+      "bare = one 16-byte vector per thread, 256 threads, plus cudaGetLastError\n\n",
       host_calls, host_reps);
 
   const table out(stdout, {{"n", 4},
-                           {"op", 10, true},
+                           {"op", 11, true},
                            {"impl", 6, true},
                            {"GPU us hot", 10},
                            {"GPU us cold", 11},
