@@ -10,6 +10,9 @@ included) and torch.nn.functional's own function otherwise: CPU tensors, other d
 library was built without (CUACT_TORCH_FAMILY=0), and parameters torch refuses (so the error is
 torch's). Any other name (F.softmax, F.prelu, ...) is torch.nn.functional's.
 """
+import functools
+import os
+
 import torch
 import torch.nn.functional as _F
 
@@ -28,20 +31,61 @@ __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_",
            "swiglu_clamped_packed"]
 
 
+def _fast_path():
+    """The extension's eager fast path (csrc/fast_call.cu), or None: the JIT build has none, and
+    torch.compile must be able to trace it (torch.compiler.substitute_in_graph)."""
+    try:
+        from . import _C
+        call, register = _C._call, _C._fast_op
+    except (ImportError, AttributeError):
+        return None
+    overloads = []
+
+    def traced_call(index, x, *params):
+        return overloads[index](x, *params)
+
+    try:  # under torch.compile the call is the op's OpOverload, which inductor knows
+        torch.compiler.substitute_in_graph(call, skip_signature_check=True)(traced_call)
+    except Exception:  # noqa: BLE001  (a torch without it: no fast path, rather than graph breaks)
+        return None
+
+    def fast(overload, inplace):
+        args = overload._schema.arguments
+        if not args or str(args[0].type) != "Tensor" or any(
+                str(a.type) != "float" or a.kwarg_only for a in args[1:]):
+            return overload
+        index = register(overload._schema.name, len(args) - 1, inplace, overload)
+        assert index == len(overloads)
+        overloads.append(overload)
+        return functools.partial(call, index)
+
+    return fast
+
+
 def _bind():
-    """{op name: torch.ops.cuact.<name>.default} for the ops these functions call: the overloads
-    themselves, since a packet's call first picks an overload by the arguments."""
+    """{op name: the callable these functions call}: torch.ops.cuact.<name>.default (the overload
+    itself, since a packet's call first picks an overload by the arguments), or for a unary op
+    whose parameters are floats, the extension's fast path to it. That one calls the same op
+    through its typed dispatcher handle, skipping torch.ops' boxed path (a stack of IValues, the
+    arguments matched against the schema), and hands anything but a plain Tensor, and calls under
+    a torch function mode, to the overload."""
     names = [n + s for n in _fakes.discover("cuact") for s in ("", "_")]
     names += ["gated_" + n + s for n in _fakes.discover_fused("cuact") for s in ("", "_packed")]
     names += [g + s for g in _fakes.discover_gates("cuact") for s in ("", "_packed")]
-    return {n: getattr(_ops, n).default for n in names if hasattr(_ops, n)}
+    fast = _fast_path() if os.environ.get("CUACT_TORCH_FAST_CALL", "1") != "0" else None
+    bound = {}
+    for n in names:
+        if hasattr(_ops, n):
+            overload = getattr(_ops, n).default
+            bound[n] = fast(overload, n.endswith("_")) if fast is not None else overload
+    return bound
 
 
 _bound = _bind()
 
 
 def _op(name):
-    """torch.ops.cuact.<name>.default, or None where the library has no such op."""
+    """What calls op `name` (_bind), or None where the library has no such op."""
     return _bound.get(name)
 
 

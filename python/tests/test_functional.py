@@ -155,6 +155,64 @@ def test_fast_path_runs_the_op(dtype):
     assert checked > 0
 
 
+def test_native_call_is_the_op():
+    # the extension's eager path (functional.py: _fast_path) calls the op itself: the same results
+    # to the bit, autograd node, version bump and errors as torch.ops; a subclass and a torch
+    # function mode go through the OpOverload, whose __torch_function__ handling they see
+    import functools
+    if cuact_torch.LOADED_FROM != "installed" or not hasattr(ops, "leaky_relu"):
+        pytest.skip("the native call path comes with the built extension of the whole family")
+    assert isinstance(CF._silu, functools.partial) and isinstance(CF._leaky_relu_, functools.partial)
+    x = _x(torch.float32, (257, 3))
+    x[0, :3] = torch.tensor([float("nan"), float("inf"), -0.0])
+    for name, args in [("silu", ()), ("leaky_relu", (0.2,)), ("hardtanh", (-2.0, 0.5)),
+                       ("softplus", (2.0, 5.0))]:
+        want = getattr(ops, name).default(x, *args)
+        torch.testing.assert_close(getattr(CF, name)(x, *args), want, rtol=0, atol=0,
+                                   equal_nan=True)
+        if name == "softplus":
+            continue  # F.softplus has no in-place form
+        ours, theirs = x.clone(), x.clone()
+        version = ours._version
+        assert getattr(CF, name)(ours, *args, inplace=True) is ours
+        getattr(ops, name + "_")(theirs, *args)
+        assert ours._version > version, name
+        torch.testing.assert_close(ours, theirs, rtol=0, atol=0, equal_nan=True)
+    leaf = x.detach().requires_grad_()
+    CF.silu(leaf).sum().backward()
+    ref = x.detach().requires_grad_()
+    ops.silu(ref).sum().backward()
+    torch.testing.assert_close(leaf.grad, ref.grad, rtol=0, atol=0, equal_nan=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        CF.silu(leaf, inplace=True)
+    with pytest.raises(RuntimeError) as ours:
+        CF.softshrink(x, -1.0)
+    with pytest.raises(RuntimeError) as theirs:
+        ops.softshrink(x, -1.0)
+    assert str(ours.value) == str(theirs.value)
+
+    seen = []
+
+    class Logged(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    y = CF.silu(x.as_subclass(Logged))
+    assert ops.silu.default in seen and isinstance(y, Logged)
+
+    class Mode(torch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(("mode", func))
+            return func(*args, **(kwargs or {}))
+
+    seen.clear()
+    with Mode():
+        CF.leaky_relu(x, 0.2)
+    assert ("mode", ops.leaky_relu.default) in seen
+
+
 def test_compile_traces_the_functions():
     # the fast paths are plain Python dynamo traces whole: functional, in place, parameters, glu
     torch._dynamo.reset()

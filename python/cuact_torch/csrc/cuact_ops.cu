@@ -114,9 +114,11 @@ TORCH_LIBRARY(cuact, m) {
 
 #ifdef CUACT_TORCH_PYMODULE
 // `import cuact_torch._C` (the setup.py build) loads this library; the ops register themselves.
+PyMethodDef* cuact_fast_call_methods();  // fast_call.cu: functional.py's eager fast path
+
 PyMODINIT_FUNC PyInit__C(void) {
   static PyModuleDef module = {PyModuleDef_HEAD_INIT, "_C", "cuact operators (torch.ops.cuact)", -1,
-                               nullptr};
+                               cuact_fast_call_methods()};
   return PyModule_Create(&module);
 }
 #endif
