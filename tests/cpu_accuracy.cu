@@ -192,3 +192,33 @@ TEMPLATE_TEST_CASE("softshrink's one-select form gives the formula's bits for ev
     CHECK(differ == 0);
   }
 }
+
+// forward_at / derivative_at: the tag reaches the members that take one and is left out
+// elsewhere, so the result is the member's own at that accuracy, to the bit.
+TEST_CASE("accuracy: forward_at and derivative_at are the members at the tag's accuracy",
+          "[cpu][accuracy]") {
+  const cuact::rounded_to<__nv_bfloat16> bf16{};
+  const cuact::rounded_to<float> fp32{};
+  const float inputs[] = {-30.0f,
+                          -3.5f,
+                          -1e-3f,
+                          -0.0f,
+                          0.0f,
+                          1e-40f,
+                          0.75f,
+                          12.0f,
+                          std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::quiet_NaN()};
+  const cuact::selu selu{};
+  const cuact::relu relu{};
+  for (const float x : inputs) {
+    const auto same = [](float a, float b) {
+      return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b));
+    };
+    CHECK(same(cuact::forward_at(selu, x, bf16), selu(x, bf16)));
+    CHECK(same(cuact::forward_at(selu, x, fp32), selu(x, fp32)));
+    CHECK(same(cuact::derivative_at(selu, x, bf16), selu.derivative(x, bf16)));
+    CHECK(same(cuact::forward_at(relu, x, bf16), relu(x)));  // relu takes no tag
+  }
+}

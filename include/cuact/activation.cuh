@@ -98,6 +98,22 @@ CUACT_DETAIL_INVOKE_WITH_ACCURACY(invoke_forward, operator())
 
 }  // namespace detail
 
+CUACT_DEVICE_RULE_BEGIN
+/// act(x) at the accuracy a tag names (`cuact::rounded_to<Storage>`): what cuact's kernels compute
+/// for results stored as Storage. The tag reaches act's operator() where it takes one, and is
+/// left out where it does not, so one expression serves every activation (a run-time compiled
+/// activation's `cuact::forward_at(cuact::selu{}, x, accuracy)`: docs/nvrtc.md).
+template <class Activation, class C, class Storage>
+CUACT_HOST_DEVICE C forward_at(const Activation& act, C x, rounded_to<Storage>) {
+  return detail::invoke_forward<rounded_to<Storage>>(detail::preferred{}, act, x);
+}
+/// act'(x) at the accuracy a tag names, as forward_at.
+template <class Activation, class C, class Storage>
+CUACT_HOST_DEVICE C derivative_at(const Activation& act, C x, rounded_to<Storage>) {
+  return detail::invoke_derivative<rounded_to<Storage>>(detail::preferred{}, act, x);
+}
+CUACT_DEVICE_RULE_END
+
 /// True when Activation has `derivative(x)` or `gradient(dy, x)`: cuact::backward works.
 template <class Activation>
 inline constexpr bool has_derivative_v =

@@ -15,8 +15,9 @@ Prints three tables in one run:
   the JIT op (declaring the built-in's cost hint: relu light, selu heavy) against the activation of
   that name built into cuact's extension (relu and selu, the lean build's), and jiterator's kernel
   for the same expression; `copy` is y.copy_(x). Each functor has two JIT rows: the user's
-  expression, and the built-in's own math (`cuact::NAME{}(x)`, includes=cuact/activations.cuh),
-  which is the same functor, so that row's JIT / built-in is what the JIT path itself costs. The relu row `quantize` is
+  expression, and the built-in's own math at its dtype's accuracy (`cuact::forward_at(cuact::NAME{},
+  x, accuracy)`, includes=cuact/activations.cuh), which is the same functor, so that row's
+  JIT / built-in is what the JIT path itself costs. The relu row `quantize` is
   quantize_NAME (fp8 e4m3 with amax) of the JIT op against the built-in quantize_relu.
 """
 import argparse
@@ -141,7 +142,8 @@ def kernel_table(shape, reps, dtypes, functors):
             op = cuact_torch.activation("kernel_" + name, forward, derivative=derivative,
                                         namespace="cuact_timing", dtype=x.dtype,
                                         fused=name == "relu", heavy=heavy)
-            same = cuact_torch.activation("same_" + name, f"cuact::{name}{{}}(x, accuracy)",
+            same = cuact_torch.activation("same_" + name,
+                                          f"cuact::forward_at(cuact::{name}{{}}, x, accuracy)",
                                           namespace="cuact_timing", dtype=x.dtype, heavy=heavy,
                                           includes="cuact/activations.cuh")
             built_in = getattr(torch.ops.cuact, name)

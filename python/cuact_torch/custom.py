@@ -33,8 +33,9 @@ def _includes(includes):
 
 # Every member of a user's functor takes cuact's accuracy tag (activation.cuh: rounded_to), named
 # `accuracy` in its expressions: unused, it changes nothing; passed on, a built-in activation's
-# math is the one the built-in op runs for that dtype (`cuact::selu{}(x, accuracy)`: for 16-bit
-# results the shorter 16-bit math), where without it a call computes at float accuracy.
+# math is the one the built-in op runs for that dtype (`cuact::forward_at(cuact::selu{}, x,
+# accuracy)`: for 16-bit results the shorter 16-bit math), where without it a call computes at
+# float accuracy.
 _TAGGED_TEMPLATE = "  template <class C, class Accuracy = cuact::rounded_to<C>>"
 _TAG_PARAMETER = "[[maybe_unused]] Accuracy accuracy = Accuracy{}"
 

@@ -16,7 +16,7 @@ import os
 import torch
 import torch.nn.functional as _F
 
-from . import _fakes
+from . import _fakes, _hooks
 
 # Most used first: `in` on a tuple stops at the first match (and torch.compile folds it).
 _DTYPES = (torch.float32, torch.bfloat16, torch.float16, torch.float64)
@@ -32,21 +32,11 @@ __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_",
 
 
 def _fast_path():
-    """The extension's eager fast path (csrc/fast_call.cu), or None: the JIT build has none, and
-    torch.compile must be able to trace it (torch.compiler.substitute_in_graph)."""
+    """The extension's eager fast path (csrc/fast_call.cu), or None: the JIT build has none."""
     try:
         from . import _C
         call, register = _C._call, _C._fast_op
     except (ImportError, AttributeError):
-        return None
-    overloads = []
-
-    def traced_call(index, x, *params):
-        return overloads[index](x, *params)
-
-    try:  # under torch.compile the call is the op's OpOverload, which inductor knows
-        torch.compiler.substitute_in_graph(call, skip_signature_check=True)(traced_call)
-    except Exception:  # noqa: BLE001  (a torch without it: no fast path, rather than graph breaks)
         return None
 
     def fast(overload, inplace):
@@ -55,11 +45,39 @@ def _fast_path():
                 str(a.type) != "float" or a.kwarg_only for a in args[1:]):
             return overload
         index = register(overload._schema.name, len(args) - 1, inplace, overload)
-        assert index == len(overloads)
-        overloads.append(overload)
+        assert index == len(_traced)
+        _traced.append(overload)
         return functools.partial(call, index)
 
     return fast
+
+
+def _traced_call(index, x, *params):
+    """What torch.compile traces for the fast path's C call: the op's OpOverload."""
+    return _traced[index](x, *params)
+
+
+def _trace_as_overloads():
+    """Has torch.compile trace _traced_call in place of the C call; run once torch._dynamo is
+    imported (importing it with cuact_torch would cost the import a second or more). Should that
+    fail, the functions call the overloads themselves."""
+    from . import _C
+    try:
+        torch.compiler.substitute_in_graph(_C._call, skip_signature_check=True)(_traced_call)
+    except Exception:
+        _unbind_fast_path()
+        raise
+
+
+def _unbind_fast_path():
+    """Every name bound to the fast path bound to its OpOverload instead."""
+    for name, value in list(globals().items()):
+        if isinstance(value, functools.partial):
+            overload = _overload_of.get(value)
+            if overload is not None:
+                globals()[name] = overload
+    for name, value in list(_bound.items()):
+        _bound[name] = _overload_of.get(value, value)
 
 
 def _bind():
@@ -78,10 +96,17 @@ def _bind():
         if hasattr(_ops, n):
             overload = getattr(_ops, n).default
             bound[n] = fast(overload, n.endswith("_")) if fast is not None else overload
+            if bound[n] is not overload:
+                _overload_of[bound[n]] = overload
     return bound
 
 
+_overload_of = {}  # fast-path callable -> its OpOverload
+_traced = []  # fast-path index -> its OpOverload
 _bound = _bind()
+if _traced:
+    _hooks.after_import("torch._dynamo", _trace_as_overloads,
+                        "cuact_torch.functional's eager path under torch.compile")
 
 
 def _op(name):

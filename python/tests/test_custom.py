@@ -212,10 +212,10 @@ def test_includes_let_an_expression_call_a_built_in(dtype):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
 def test_accuracy_tag_gives_the_built_in_math(dtype):
-    # cuact::selu{}(x, accuracy) is the math torch.ops.cuact.selu runs for this dtype (for 16-bit
+    # cuact::forward_at(cuact::selu{}, x, accuracy) is the math torch.ops.cuact.selu runs for this dtype (for 16-bit
     # results the shorter 16-bit math): equal results to the bit, forward and backward
-    op = cuact_torch.activation("selu_tagged_test", "cuact::selu{}(x, accuracy)",
-                                derivative="cuact::selu{}.derivative(x, accuracy)",
+    op = cuact_torch.activation("selu_tagged_test", "cuact::forward_at(cuact::selu{}, x, accuracy)",
+                                derivative="cuact::derivative_at(cuact::selu{}, x, accuracy)",
                                 namespace="cuact_test", dtype=dtype, heavy=True,
                                 includes=["cuact/activations.cuh"])
     x = torch.randn(3 * 4096 + 5, device="cuda", dtype=dtype) * 4

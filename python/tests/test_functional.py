@@ -185,10 +185,15 @@ def test_native_call_is_the_op():
     torch.testing.assert_close(leaf.grad, ref.grad, rtol=0, atol=0, equal_nan=True)
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
         CF.silu(leaf, inplace=True)
+    with pytest.raises(ValueError) as ours:
+        CF.hardtanh(x, 1.0, -1.0)  # min_val > max_val: torch's own error
+    with pytest.raises(ValueError) as theirs:
+        F.hardtanh(x, 1.0, -1.0)
+    assert str(ours.value) == str(theirs.value)
     with pytest.raises(RuntimeError) as ours:
-        CF.softshrink(x, -1.0)
+        CF._softshrink(x, -1.0)  # the op's own refusal, through the fast path
     with pytest.raises(RuntimeError) as theirs:
-        ops.softshrink(x, -1.0)
+        ops.softshrink.default(x, -1.0)
     assert str(ours.value) == str(theirs.value)
 
     seen = []

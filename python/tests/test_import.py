@@ -1,5 +1,5 @@
-"""`import cuact_torch` stays light: it imports neither DTensor, inductor nor transformers (each a
-second or more), and the registrations that need them still happen once the program imports them.
+"""`import cuact_torch` stays light: it imports neither DTensor, dynamo, inductor nor transformers
+(each a second or more), and the registrations that need them still happen once the program imports them.
 Each case runs in a fresh interpreter, so that nothing this test process imported counts.
 Skipped (with the reason) without torch or a CUDA device."""
 import importlib.util
@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed")
 if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
-HEAVY = ("torch.distributed.tensor", "torch._inductor", "transformers")
+HEAVY = ("torch.distributed.tensor", "torch._inductor", "torch._dynamo", "transformers")
 
 
 def run(code):
@@ -44,6 +44,22 @@ print(json.dumps(dict(added=added, seconds=seconds, new_modules=len(set(sys.modu
     print(f"import cuact_torch: {result['seconds']:.3f} s after torch, "
           f"{result['new_modules']} modules")
     assert result["added"] == [], result
+
+
+def test_functional_compiles_after_a_later_dynamo_import():
+    # cuact_torch.functional's eager path is a C call; torch.compile traces its OpOverload once
+    # torch._dynamo is imported, after cuact_torch too: fullgraph, no graph break
+    result = run("""
+import json
+import torch
+import cuact_torch
+import cuact_torch.functional as CF
+x = torch.randn(64, device="cuda")
+f = torch.compile(lambda t: CF.leaky_relu(CF.silu(t) * 2.0, 0.1), fullgraph=True)
+want = torch.nn.functional.leaky_relu(torch.nn.functional.silu(x) * 2.0, 0.1)
+print(json.dumps(dict(error=float((f(x) - want).abs().max()))))
+""")
+    assert result["error"] < 1e-5, result
 
 
 def test_dtensor_rules_follow_a_later_import():
