@@ -543,9 +543,9 @@ enum class amax_update {
 
 namespace detail {
 /// The bf16 -> fp8 quantize through a table of act's float results (kernels/table.cuh:
-/// bf16_table_quantize_op), whatever act's hint: forward_quantize takes it where launch.cuh's
-/// tabulates says (functors without a hint); the tests and the bench also call it for built-in
-/// activations. Returns cudaErrorNotSupported, nothing launched, where there is no table buffer.
+/// bf16_table_quantize_op), whatever act's hint: forward_quantize takes it where policy.cuh's
+/// tabulates admits it (functors without a hint) and it is measured faster (table_measure.cuh);
+/// the tests and the bench also call it for built-in activations. Returns cudaErrorNotSupported, nothing launched, where there is no table buffer.
 template <int VecWidth, class Activation, class U>
 cudaError_t quantize_tabulated(Activation act, const __nv_bfloat16* in, U* out, cuda::std::size_t n,
                                float scale, const float* scale_in_memory, float* amax, bool reset,

@@ -125,5 +125,9 @@ class table_choice {
   table_path decision_ = table_path::table;
 };
 
+/// Calls of one operation after which its choice is made where each call is waited for before
+/// the next: every timed call, then one that reads their timings (the benchmarks settle with it).
+inline constexpr int table_choice_settling_calls = table_choice::timed_calls + 1;
+
 }  // namespace detail
 }  // namespace cuact
