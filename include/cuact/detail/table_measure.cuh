@@ -27,8 +27,10 @@ namespace detail {
 /// and kept for the process, as the table buffers are (dispatch.cuh: get_table_buffer).
 struct table_measurement {
   host_mutex lock;
-  /// -1 while undecided, else the decision (a table_path): decided calls read only this.
-  std::atomic<int> decision{-1};
+  /// 0 while undecided, else 1 + the decision (a table_path): decided calls read only this. Zero
+  /// when undecided, so that the measurements of every key are zero-initialized (no data in the
+  /// object file).
+  std::atomic<int> decision{0};
   table_choice choice;
   cudaEvent_t events[table_choice::timed_calls][2] = {};  ///< {start, end} of each timed call
   std::size_t elements[table_choice::timed_calls] = {};
@@ -77,7 +79,7 @@ inline void clear_own_event_error() {
 /// Publishes m's decision, where made, to calls that read only the atomic (m's lock held).
 inline void publish_table_decision(table_measurement& m) {
   if (m.choice.decided()) {
-    m.decision.store(static_cast<int>(m.choice.path()), std::memory_order_release);
+    m.decision.store(1 + static_cast<int>(m.choice.path()), std::memory_order_release);
   }
 }
 
@@ -86,8 +88,8 @@ inline void publish_table_decision(table_measurement& m) {
 /// in), then times the next call where one is left (its start recorded here), else the table.
 inline table_step begin_table_step(table_measurement* m, cudaStream_t stream, std::size_t n) {
   if (m == nullptr) return {};
-  if (const int decided = m->decision.load(std::memory_order_acquire); decided >= 0) {
-    return {static_cast<table_path>(decided)};
+  if (const int decided = m->decision.load(std::memory_order_acquire); decided != 0) {
+    return {static_cast<table_path>(decided - 1)};
   }
   if (cudaPeekAtLastError() != cudaSuccess) return {};  // the caller's error stays pending
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -184,15 +186,15 @@ cudaError_t run_table_or_direct(int device, cudaStream_t stream, std::size_t n, 
 template <class Key>
 table_path untimed_table_path(int device) {
   const table_measurement* m = table_measurement_of<Key>(device);
-  const int decided = m == nullptr ? -1 : m->decision.load(std::memory_order_acquire);
-  return decided >= 0 ? static_cast<table_path>(decided) : table_path::table;
+  const int decided = m == nullptr ? 0 : m->decision.load(std::memory_order_acquire);
+  return decided != 0 ? static_cast<table_path>(decided - 1) : table_path::table;
 }
 
 /// Whether the measurement of Key on `device` has decided.
 template <class Key>
 bool table_path_decided(int device) {
   const table_measurement* m = table_measurement_of<Key>(device);
-  return m != nullptr && m->decision.load(std::memory_order_acquire) >= 0;
+  return m != nullptr && m->decision.load(std::memory_order_acquire) != 0;
 }
 
 }  // namespace detail
