@@ -442,6 +442,10 @@ timing measure(cudaStream_t stream, const enqueue_fn& enqueue, const timing_opti
   result.batch = std::max(options.batch, 1);
   result.graph = options.graph;
 
+  for (int settle = 0; settle < options.settle_calls; ++settle) {
+    enqueue_direct(enqueue, call, 1);
+    BENCH_CHECK(cudaStreamSynchronize(stream));
+  }
   enqueue_direct(enqueue, call, options.warmup_calls);
   BENCH_CHECK(cudaStreamSynchronize(stream));
 

@@ -122,6 +122,10 @@ void poison(void* data, std::size_t count, dtype t, cudaStream_t stream);
 using enqueue_fn = std::function<cudaError_t(std::int64_t call)>;
 
 struct timing_options {
+  /// Calls before the warm-up, each waited for: enough that a measured choice
+  /// (detail/table_measure.cuh: a bf16 forward's table or direct math) is decided, so the timed
+  /// calls run the decided path (cuact::detail::table_choice_settling_calls).
+  int settle_calls = 0;
   int warmup_calls = 2;  ///< untimed calls first: module load, CUB's first-call queries
   int reps = 15;         ///< timed batches; the median is reported
   int batch = 1;         ///< calls per timed batch

@@ -107,9 +107,10 @@ shape_report shape_of(const cuact::detail::launch_shape& shape, int registers,
 /// The launch shape the model picks for op over these arrays: the same params type as cuact's
 /// entry builds, the same kernel instantiation, the same plan (detail::plan_launch, as
 /// detail::launch_modelled makes it: the kernel too, elementwise or bulk tiles).
-/// A tabulable op (a forward: Tabulable) on bf16 data over at least tabulated_min_elements
-/// reports the tabulated kernel's fixed shape (detail::run_tabulated), its registers and its
-/// resident blocks with the table in shared memory.
+/// A tabulable op (a forward: Tabulable) on bf16 data over at least tabulated_min_elements, whose
+/// calls now take the table (detail::untimed_table_path: the measured choice, or the table while
+/// undecided), reports the tabulated kernel's fixed shape (detail::run_tabulated), its registers
+/// and its resident blocks with the table in shared memory.
 template <class T, bool Tabulable = false, class Op, class... In>
 shape_report modelled_shape(Op op, cuact::detail::cost_hint hint, T* out, std::size_t n,
                             const In*... in) {
@@ -118,14 +119,18 @@ shape_report modelled_shape(Op op, cuact::detail::cost_hint hint, T* out, std::s
   using params_t = std::remove_const_t<decltype(params)>;
   shape_report report;
   if constexpr (Tabulable && sizeof...(In) == 1 && std::is_same_v<T, __nv_bfloat16>) {
-    if (cuact::detail::tabulates(hint, n)) {
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) {
+      cudaGetLastError();
+      return report;
+    }
+    if (cuact::detail::tabulates(hint, n) &&
+        cuact::detail::untimed_table_path<params_t>(device) == cuact::detail::table_path::table) {
       const auto table_params = cuact::detail::tabulated_params(params, nullptr);
       const auto kernel =
           cuact::detail::tabulated_kernel<std::remove_const_t<decltype(table_params)>>;
-      int device = 0;
       cuact::detail::device_facts facts{};
-      if (cudaGetDevice(&device) != cudaSuccess ||
-          cuact::detail::get_device_facts(device, facts) != cudaSuccess) {
+      if (cuact::detail::get_device_facts(device, facts) != cudaSuccess) {
         cudaGetLastError();
         return report;
       }

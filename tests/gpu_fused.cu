@@ -445,15 +445,14 @@ cudaError_t quantize_direct(A act, const __nv_bfloat16* in, U* out, std::size_t 
                                          scale, true, nullptr, declared_cost<A>);
 }
 
-/// The tabulated quantize (kernels/table.cuh: bf16_table_quantize_op; forward_quantize's own call
-/// where it takes the table, an unhinted functor's) against the direct path on the device: the
+/// The tabulated quantize (kernels/table.cuh: bf16_table_quantize_op; forward_quantize's table
+/// path, an unhinted functor's, where measured faster) against the direct path on the device: the
 /// same bytes and amax, the scale by value and in device memory, over every bf16
 /// pattern (NaN, +-inf, +-0, subnormals, the window's edges) followed by hashed values, from a
 /// base one element off the vectors (a scalar head and tail).
 template <class U, class A>
 void check_tabulated_quantize(const char* name, A act) {
   CAPTURE(name);
-  using cuact::detail::forward_cost;
   const std::size_t n = cuact::detail::tabulated_min_elements + 37;
   std::vector<__nv_bfloat16> x(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -473,17 +472,13 @@ void check_tabulated_quantize(const char* name, A act) {
   device_array<__nv_bfloat16> dx(x, 1);
   device_array<U> table(n, 1), table_by_value(n, 1), direct(n, 1);
   device_array<float> scale(std::vector<float>{8.0f}, 0), amax(3);
-  if (cuact::detail::tabulates(forward_cost<A>, n)) {  // the library's own path
-    CUDA_REQUIRE(cuact::forward_quantize(act, dx.get(), table.get(), n, scale.get(), amax.get()));
-    CUDA_REQUIRE(
-        cuact::forward_quantize(act, dx.get(), table_by_value.get(), n, 8.0f, amax.get() + 1));
-  } else {
-    using cuact::detail::quantize_tabulated;  // forward_quantize's table, for built-ins too
-    CUDA_REQUIRE(quantize_tabulated<cuact::auto_width>(act, dx.get(), table.get(), n, 1.0f,
-                                                       scale.get(), amax.get(), true, nullptr));
-    CUDA_REQUIRE(quantize_tabulated<cuact::auto_width>(act, dx.get(), table_by_value.get(), n, 8.0f,
-                                                       nullptr, amax.get() + 1, true, nullptr));
-  }
+  // forward_quantize's table, for built-ins too; forward_quantize itself takes it where measured
+  // faster than direct math (gpu_table_choice checks that choice), so it is called directly
+  using cuact::detail::quantize_tabulated;
+  CUDA_REQUIRE(quantize_tabulated<cuact::auto_width>(act, dx.get(), table.get(), n, 1.0f,
+                                                     scale.get(), amax.get(), true, nullptr));
+  CUDA_REQUIRE(quantize_tabulated<cuact::auto_width>(act, dx.get(), table_by_value.get(), n, 8.0f,
+                                                     nullptr, amax.get() + 1, true, nullptr));
   CUDA_REQUIRE(quantize_direct(act, dx.get(), direct.get(), n, scale.get(), amax.get() + 2));
   CUDA_REQUIRE(cudaDeviceSynchronize());
   const auto q_table = table.download(), q_by_value = table_by_value.download(),

@@ -1,6 +1,7 @@
 // Tabulated bf16 forwards (detail/kernels/table.cuh) against the direct path, bit for bit, on the
-// device: n = 2^27 + 37 elements (from detail::tabulated_min_elements on, cuact::forward looks a
-// bf16 forward without a cost hint up from a table of the functor's own results) holding every one
+// device: n = 2^27 + 37 elements (from detail::tabulated_min_elements on, cuact::forward may look a
+// bf16 forward without a cost hint up from a table of the functor's own results, where measured
+// faster: gpu_table_choice checks that choice) holding every one
 // of the 65536 bf16 bit patterns at least 2048 times (x[i] = bits(i * 40503 mod 2^16): an odd
 // multiplier visits every pattern in each run of 65536), so every entry of the table, every input
 // outside its window (NaN, infinities, zeros, large and tiny magnitudes) and every lane of a
@@ -10,10 +11,11 @@
 // after each array, inputs unchanged. Only functors without a cost hint are tabulated: plainly written user
 // functors, and built-in activations' forwards with their rounded_to<bf16> math (selu, gelu, mish,
 // silu, softplus{2, 10}, elu{0.5}) behind a functor that hides their hints; and selu itself
-// (declared heavy: computed directly, checked all the same). The same checks run the tabulated
-// kernels directly (detail::run_tabulated) on small sizes: grids of a few blocks whose last
-// threads have no element but still take part in the table's copy and barrier; in quick mode
-// (CUACT_TEST_QUICK, under the sanitizers: tests/sanitize.sh) only those.
+// (declared heavy: computed directly, checked all the same). The tabulated kernels run directly
+// (detail::run_tabulated) at every size, so that the measured choice cannot send a check down
+// direct math; small sizes give grids of a few blocks whose last threads have no element but
+// still take part in the table's copy and barrier; in quick mode (CUACT_TEST_QUICK, under the
+// sanitizers: tests/sanitize.sh) only those.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -59,18 +61,17 @@ constexpr unsigned char guard_byte = 0xA5;
 /// idle.
 constexpr std::size_t small_sizes[] = {1, 7, 9, (std::size_t(1) << 16) + 37, 3 * 128 * 8 + 5};
 
-/// The tabulated forward of act over n elements: through cuact::forward from
-/// tabulated_min_elements on (where it tabulates), below that the same kernels and table buffers
-/// launched directly (detail::run_tabulated). An op that cuact::forward would not tabulate (a
-/// declared cost hint), or one without a table buffer left (cudaErrorNotSupported), is computed by
-/// cuact::forward, as run_elementwise does.
+/// The tabulated forward of act over n elements: the kernels and table buffers cuact::forward's
+/// table path launches (detail::run_tabulated), at any size (cuact::forward takes them from
+/// tabulated_min_elements on, where measured faster than direct math). An op that cuact::forward
+/// would not tabulate (a declared cost hint), or one without a table buffer left
+/// (cudaErrorNotSupported), is computed by cuact::forward, as run_elementwise does.
 template <class A>
 cudaError_t forward_tabulated(const A& act, const bf16* in, bf16* out, std::size_t n,
                               cudaStream_t stream = nullptr) {
   using cuact::detail::forward_cost;
   using cuact::detail::tabulated_min_elements;
-  if (n >= tabulated_min_elements ||
-      !cuact::detail::tabulates(forward_cost<A>, tabulated_min_elements)) {
+  if (!cuact::detail::tabulates(forward_cost<A>, tabulated_min_elements)) {
     return cuact::forward(act, in, out, n, stream);
   }
   int device = 0;
@@ -206,8 +207,8 @@ TEST_CASE("tabulated forwards of several op values, concurrently on several stre
   // The table buffers are kept per op type, device and op value (detail::get_table_buffer): three
   // streams at once, two of them with the same value (one buffer, filled by both), then more
   // values than the buffers kept (the rest computed directly); every output against the direct
-  // path. At table_n through cuact::forward; in quick mode at 2^16 + 37 through
-  // forward_tabulated (run_tabulated directly: the same buffers).
+  // path. Through forward_tabulated (run_tabulated directly: the buffers cuact::forward's table
+  // path takes) at table_n, in quick mode at 2^16 + 37.
   const std::size_t n = quick_mode() ? small_sizes[3] : table_n;
   constexpr int values = cuact::detail::table_buffers_per_op_type + 2;
   device_memory input_memory(n * sizeof(bf16)), scratch_memory(n * sizeof(bf16)),

@@ -19,6 +19,7 @@ cuact_add_test(NAME gpu_gate KIND gpu SOURCES gpu_gate.cu)
 cuact_add_test(NAME gpu_accuracy KIND gpu SOURCES gpu_accuracy.cu)
 # Tabulated bf16 forwards (detail/kernels/table.cuh) bit for bit against the direct path.
 cuact_add_test(NAME gpu_table KIND gpu SOURCES gpu_table.cu)
+cuact_add_test(NAME gpu_table_choice KIND gpu SOURCES gpu_table_choice.cu)
 # Bulk tiles (detail/kernels/bulk_tile.cuh) launched directly on odd grids, against the reference.
 cuact_add_test(NAME gpu_bulk KIND gpu SOURCES gpu_bulk.cu)
 # cuact::scoped_policy: forced policies give the bits of select_policy's launch.

@@ -543,9 +543,9 @@ enum class amax_update {
 
 namespace detail {
 /// The bf16 -> fp8 quantize through a table of act's float results (kernels/table.cuh:
-/// bf16_table_quantize_op), whatever act's hint: forward_quantize takes it where launch.cuh's
-/// tabulates says (functors without a hint); the tests and the bench also call it for built-in
-/// activations. Returns cudaErrorNotSupported, nothing launched, where there is no table buffer.
+/// bf16_table_quantize_op), whatever act's hint: forward_quantize takes it where policy.cuh's
+/// tabulates admits it (functors without a hint) and it is measured faster (table_measure.cuh);
+/// the tests and the bench also call it for built-in activations. Returns cudaErrorNotSupported, nothing launched, where there is no table buffer.
 template <int VecWidth, class Activation, class U>
 cudaError_t quantize_tabulated(Activation act, const __nv_bfloat16* in, U* out, cuda::std::size_t n,
                                float scale, const float* scale_in_memory, float* amax, bool reset,
@@ -556,6 +556,11 @@ cudaError_t quantize_tabulated(Activation act, const __nv_bfloat16* in, U* out, 
                                       declared_cost<Activation>);
 }
 
+/// What names a bf16 -> fp8 quantize's measurement (table_measure.cuh): its activation, output
+/// and vector width.
+template <int VecWidth, class Activation, class U>
+struct quantize_choice_key {};
+
 /// Both forward_quantize entries: the scale by value, or from `scale_in_memory` where not null.
 template <int VecWidth, class Activation, class T, class U>
 cudaError_t quantize(Activation act, const T* in, U* out, cuda::std::size_t n, float scale,
@@ -565,11 +570,25 @@ cudaError_t quantize(Activation act, const T* in, U* out, cuda::std::size_t n, f
   const bool reset = update == amax_update::reset;
   if constexpr (cuda::std::is_same_v<T, __nv_bfloat16> && sizeof(U) == 1) {
     // bf16 -> fp8 of a functor without a hint through a table of its float results
-    // (kernels/table.cuh: bf16_table_quantize_op): launch.cuh, tabulates
+    // (kernels/table.cuh: bf16_table_quantize_op; policy.cuh, tabulates) where measured faster
+    // than direct math (table_measure.cuh), per device
     if (tabulates(forward_cost<Activation>, n)) {
-      const cudaError_t status = quantize_tabulated<VecWidth>(act, in, out, n, scale,
-                                                              scale_in_memory, amax, reset, stream);
-      if (status != cudaErrorNotSupported) return status;
+      int device = 0;
+      if (cudaGetDevice(&device) != cudaSuccess) {
+        cudaGetLastError();
+        device = -1;  // no measurement: the table
+      }
+      return run_table_or_direct<quantize_choice_key<VecWidth, Activation, U>>(
+          device, stream, n,
+          [&] {
+            return quantize_tabulated<VecWidth>(act, in, out, n, scale, scale_in_memory, amax,
+                                                reset, stream);
+          },
+          [&] {
+            return run_quantize<VecWidth>(amax_op<Activation, U>{{}, act, scale, nullptr}, out, n,
+                                          in, amax, scale_in_memory, reset, stream,
+                                          declared_cost<Activation>);
+          });
     }
   }
   return run_quantize<VecWidth>(amax_op<Activation, U>{{}, act, scale, nullptr}, out, n, in, amax,

@@ -18,6 +18,7 @@
 #include "kernels/table.cuh"
 #include "launch.cuh"
 #include "numeric.cuh"
+#include "table_measure.cuh"
 #include "validate.cuh"
 
 namespace cuact {
@@ -425,7 +426,7 @@ cudaError_t launch_elementwise(const Params& params, int device, cost_hint hint,
 /// Validates, then launches elementwise_kernel over n elements: outputs[i] = op(inputs[i]...).
 /// `extra` lists arrays the op reads by itself (the ReLU mask), validated with the others.
 /// Tabulable: op is a pure function of its one input (an activation's forward), so a bf16 one may
-/// be tabulated (launch.cuh: tabulates).
+/// be tabulated (policy.cuh: tabulates), where measured faster (table_measure.cuh).
 template <int VecWidth, bool Tabulable = false, class Op, class... Out, class... In>
 cudaError_t run_elementwise(Op op, const output_arrays<Out...>& outputs, std::size_t n,
                             const input_arrays<In...>& inputs, cudaStream_t stream, cost_hint hint,
@@ -446,11 +447,10 @@ cudaError_t run_elementwise(Op op, const output_arrays<Out...>& outputs, std::si
   if constexpr (Tabulable && sizeof...(In) == 1 &&
                 (std::is_same_v<type_list<Out..., In...>,
                                 type_list<__nv_bfloat16, __nv_bfloat16>>)) {
-    if (tabulates(hint, n)) {
-      if (const cudaError_t status = run_tabulated(params, device, stream);
-          status != cudaErrorNotSupported) {
-        return status;
-      }
+    if (tabulates(hint, n)) {  // the table or direct math, as measured (table_measure.cuh)
+      return run_table_or_direct<decltype(params)>(
+          device, stream, n, [&] { return run_tabulated(params, device, stream); },
+          [&] { return launch_elementwise(params, device, hint, stream); });
     }
   }
   return launch_elementwise(params, device, hint, stream);

@@ -53,8 +53,9 @@
 /// - **Little work.** Below four waves of resident threads (is_little_work), one vector per thread
 ///   in one pass, so every SM gets work.
 /// - **Tabulated bf16 forwards** (kernels/table.cuh). A bf16 forward without a cost hint (a user's
-///   plainly written functor) over at least tabulated_min_elements elements is looked up from a
-///   table of the functor's own results instead of computed: about twenty issued instructions per
+///   plainly written functor) over at least tabulated_min_elements elements, where measured faster
+///   than direct math (table_measure.cuh), is looked up from a table of the functor's own results
+///   instead of computed: about twenty issued instructions per
 ///   element whatever the functor, so neither the cost estimate nor the passes above apply. Each
 ///   block copies the 16 KiB table into shared memory before its first lookup; where the device's
 ///   budget is tight for a bf16 forward (as above) blocks are
@@ -63,7 +64,7 @@
 ///   at the copy ceiling already, and ahead of the table below 2^28 elements.
 /// - **Tabulated bf16 -> fp8 quantizes** (kernels/table.cuh: bf16_table_quantize_op). From the
 ///   same size, a functor without a hint quantizing bf16 to fp8 looks its float result up in a
-///   32 KiB table (tabulates): one fixed shape on every device, 512-thread blocks in 32 passes
+///   32 KiB table (tabulates; measured as the forward): one fixed shape on every device, 512-thread blocks in 32 passes
 ///   (tuning_table.cuh: tabulated_quantize_passes).
 /// - Everything read from the device is cached per device (and per kernel instantiation for
 ///   occupancy) in atomics: concurrent calls from many host threads on many devices take no lock

@@ -48,12 +48,13 @@ struct kernel_facts {
   int max_threads_per_block = 0;
 };
 
-/// Whether a bf16 forward, or a bf16 -> fp8 quantize, over n elements with this cost hint is
+/// Whether a bf16 forward, or a bf16 -> fp8 quantize, over n elements with this cost hint may be
 /// tabulated (kernels/table.cuh: the forward's table of bf16 results, the quantize's of float
 /// ones, bf16_table_quantize_op): a functor without a hint, over at least tabulated_min_elements
-/// elements. Why: the table's cost does not depend on the functor, so it bounds an unhinted
-/// functor's cost, where computing a long plain functor directly may fall far below the copy
-/// ceiling. Built-in activations declare their cost and compute directly (their direct quantize
+/// elements; it is where measured faster than direct math (table_measure.cuh). Why: the table's
+/// cost does not depend on the functor, so it bounds an unhinted functor's cost, where computing
+/// a long plain functor directly may fall far below the copy ceiling (a light one reaches it, and
+/// nothing static tells the two apart). Built-in activations declare their cost and compute directly (their direct quantize
 /// in 16-element vectors reaches the ceiling; fused_dispatch.cuh: run_quantize).
 inline constexpr bool tabulates(cost_hint hint, cuda::std::size_t n) {
   return hint == cost_hint::estimate && n >= tabulated_min_elements;

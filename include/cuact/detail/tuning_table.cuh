@@ -107,6 +107,15 @@ inline constexpr unsigned tabulated_tight_threads_per_block = 256;
 /// See tabulated_tight_threads_per_block.
 inline constexpr unsigned tabulated_tight_passes = 4;
 
+/// Timed calls of each path before a functor's bf16 table is chosen or not (table_choice.cuh):
+/// the faster of two per path, so that a first call's one-time costs (module loading, the table's
+/// buffer) do not count.
+inline constexpr int table_choice_samples = 2;
+/// How much faster per element the table must be than direct math to be taken: within it direct
+/// math keeps the call (no fill kernel, no table buffer), since single timed calls vary by
+/// about as much.
+inline constexpr double table_choice_margin = 0.03;
+
 // ---- the ReLU mask ---------------------------------------------------------------------------
 
 /// Threads per block of the staged sign-mask forward (fp32, fp64; kernels/relu_mask.cuh): one
