@@ -402,15 +402,18 @@ cudaError_t launch_modelled(Params params, int device, cost_hint hint, cudaStrea
     }
   }
   if (!policy_overridden()) adjust(params, plan.shape);
-  // a programmatic dependent launch where the kernel runs sm_90 code (elementwise_kernel waits)
+  // a small grid running sm_90 code: a programmatic dependent launch (elementwise_kernel waits)
+  device_facts device_info{};
   kernel_facts facts{};
-  if (const cudaError_t status = get_kernel_facts(elementwise_kernel<Params>, device, facts);
+  if (const cudaError_t status =
+          get_launch_facts(elementwise_kernel<Params>, device, device_info, facts);
       status != cudaSuccess) {
     return status;
   }
+  params.waits_for_previous = overlaps_previous_kernel(device_info, facts, plan.shape);
   return launch_kernel_grid(elementwise_kernel<Params>, params, dim3(plan.shape.blocks),
                             plan.shape.threads_per_block, stream, plan.shape.dynamic_shared_bytes,
-                            facts.binary_version >= 90);
+                            params.waits_for_previous);
 }
 
 /// Launches params (validated) as run_elementwise does: the instantiation with_launched_params

@@ -197,6 +197,19 @@ inline bool estimate_takes_heavy_launch(const device_facts& device,
   return budget_is_roomy_for_float_math(device, bytes_per_element, arrays_per_element);
 }
 
+/// Whether an elementwise launch of `shape` runs as a programmatic dependent launch, overlapping
+/// the stream's previous kernel (kernels/elementwise.cuh: elementwise_kernel): where the kernel
+/// runs sm_90 code or later and its grid's threads are at most overlapped_max_waves of the
+/// device's resident threads. Such small calls are mostly launch latency; larger grids lost more
+/// in each block's wait than the overlap gave.
+inline bool overlaps_previous_kernel(const device_facts& device, const kernel_facts& kernel,
+                                     const launch_shape& shape) {
+  const double wave =
+      static_cast<double>(kernel.resident_blocks_per_sm) * threads_per_block * device.sm_count;
+  return kernel.binary_version >= 90 &&
+         static_cast<double>(shape.blocks) * shape.threads_per_block <= overlapped_max_waves * wave;
+}
+
 /// Resident blocks per SM (of threads_per_block threads) to which a one-pass, one-vector operation
 /// over three arrays is capped on `device`: where its kernel's resident blocks keep more than
 /// oversubscribed_loads_in_flight x target_bytes_in_flight_per_sm of loads in flight per SM, the

@@ -86,6 +86,10 @@ inline constexpr double throttled_heavy_loads_in_flight = 2.75;
 /// Below this many waves of resident threads, one vector per thread in one pass, so every SM
 /// gets work (and no bulk tiles).
 inline constexpr double little_work_waves = 4;
+/// The largest elementwise grid, in waves of resident threads, launched to overlap the previous
+/// kernel (policy.cuh: overlaps_previous_kernel): half a wave gained on the H200 at every size
+/// measured, a full wave and more lost (each block's wait).
+inline constexpr double overlapped_max_waves = 0.5;
 
 // ---- bulk tiles ------------------------------------------------------------------------------
 

@@ -220,6 +220,9 @@ struct elementwise_params<Op, VecWidth, type_list<Out...>, type_list<In...>> {
   /// model's choice; any value is correct).
   unsigned vectors_per_thread;
   Op op;
+  /// Launched as a programmatic dependent launch (elementwise_kernel): the kernel waits for the
+  /// stream's previous kernel first. Set by the launch only (dispatch.cuh: launch_modelled).
+  bool waits_for_previous = false;
 
   CUACT_HOST_DEVICE int effective_vectors_per_thread() const {
     const int k = static_cast<int>(vectors_per_thread);
@@ -596,18 +599,21 @@ __device__ void ops_must_be_callable_from_device_code(
   }
 }
 
-/// Launched as a programmatic dependent launch on sm_90 and later (dispatch.cuh:
-/// launch_modelled), the kernel may start while the stream's previous kernel still runs: it waits
-/// for that kernel's grid and its memory (`griddepcontrol.wait`, at once without such a launch)
-/// before it reads or writes anything, and at once lets the stream's next kernel launch the same
-/// way (`griddepcontrol.launch_dependents`; that one waits for this whole grid in turn). So a
-/// launch's latency overlaps the previous kernel's last wave: at small sizes, most of a call.
+/// Where params.waits_for_previous (a small grid on sm_90 and later: dispatch.cuh,
+/// launch_modelled), the kernel was launched as a programmatic dependent launch and may start
+/// while the stream's previous kernel still runs: it waits for that kernel's grid and memory
+/// (`griddepcontrol.wait`) before it reads or writes anything, then lets the stream's next kernel
+/// launch the same way (`griddepcontrol.launch_dependents`, after the wait, so that at most one
+/// grid waits ahead of the one running). A small call's launch latency then overlaps the previous
+/// kernel. Not for large grids: there every block paid for the wait.
 template <class Params>
 CUACT_KERNEL void elementwise_kernel(const Params params) {
   (void)static_cast<void (*)(const Params&)>(&ops_must_be_callable_from_device_code);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;");
+  if (params.waits_for_previous) {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;");
+  }
 #endif
   const cuda::std::size_t thread =
       static_cast<cuda::std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
