@@ -267,6 +267,44 @@ TEST_CASE("select_policy: properties over the model devices", "[cpu][policy]") {
         cuact::algorithm::bulk_tiles);
 }
 
+TEST_CASE("overlapped launch: sm_90 code, grids of at most half a wave", "[cpu][policy]") {
+  using cuact::detail::cost_hint;
+  using cuact::detail::overlaps_previous_kernel;
+  const cuact::detail::kernel_facts sm90{16, 32, 90}, sm80{16, 32, 80}, unqueried{16, 32, 0};
+  const cuact::detail::kernel_facts half_sm90{8, 64, 90};  // 8 resident blocks: half the wave
+  for (const auto& device : {model_h100, model_h200, model_h100_no_shared}) {
+    const double wave = 16.0 * 128 * device.sm_count;
+    bool overlapped_before = true;  // overlapping is monotone: from some size on, never again
+    for (std::size_t n = 8; n <= (std::size_t(1) << 30); n *= 2) {
+      CAPTURE(device.bytes_per_second, n);
+      const cuact::problem work{n / 4, n % 4, 16, 8, 2, 2};
+      for (const auto hint : {cost_hint::light, cost_hint::heavy}) {
+        const cuact::policy p = cuact::select_policy(device, sm90, {hint}, work);
+        const double threads = double(p.blocks) * p.threads_per_block;
+        const bool overlaps = overlaps_previous_kernel(device, sm90, p);
+        CHECK(overlaps == (threads <= 0.5 * wave));
+        if (hint == cost_hint::light) {
+          CHECK((overlapped_before || !overlaps));
+          overlapped_before = overlaps;
+        }
+        // never for code older than sm_90, nor a kernel whose binary was not queried
+        CHECK_FALSE(overlaps_previous_kernel(device, sm80, p));
+        CHECK_FALSE(overlaps_previous_kernel(device, unqueried, p));
+      }
+      // the wave is the kernel's own: half the resident blocks, half the grid that overlaps
+      const cuact::policy q = cuact::select_policy(device, half_sm90, {cost_hint::light}, work);
+      CHECK(overlaps_previous_kernel(device, half_sm90, q) ==
+            (double(q.blocks) * q.threads_per_block <= 0.25 * wave));
+    }
+    // a small call overlaps, a large one does not
+    const cuact::problem small{256, 0, 16, 8, 2, 2}, large{std::size_t(1) << 26, 0, 16, 8, 2, 2};
+    CHECK(overlaps_previous_kernel(device, sm90,
+                                   cuact::select_policy(device, sm90, {cost_hint::light}, small)));
+    CHECK_FALSE(overlaps_previous_kernel(
+        device, sm90, cuact::select_policy(device, sm90, {cost_hint::light}, large)));
+  }
+}
+
 namespace {
 cuact::policy half_the_threads(const cuact::policy_request&, const cuact::policy& chosen,
                                const void* context) {

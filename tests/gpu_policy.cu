@@ -6,7 +6,8 @@
 // changed them would be a bug of the override. Then a counting selector forced on each path the
 // override reaches (elementwise, rows: the packed gate and the bias walk, the ReLU mask's forward
 // and backward, the bias backward's column sums, the fused quantize): the path must ask it, and
-// its results match float64 host references.
+// its results match float64 host references. Last, small grids launched to overlap the previous
+// kernel: a chain of dependent calls, eagerly and in a graph, sees every write before it.
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 
@@ -262,5 +263,103 @@ TEST_CASE("scoped_policy: a forced policy reaches every modelled path (float64 r
       if (!std::isnan(double(hx[i + 1])) && y > want_amax) want_amax = y;
     }
     CHECK(double(got_amax) == want_amax);
+  }
+}
+
+namespace {
+/// x + 1 after `spins` dependent steps whose result adds +0: a kernel slow enough (tens of
+/// microseconds) that a next kernel reading its output before it ends would read stale data.
+struct slow_add_one {
+  static constexpr cuact::cost cost = cuact::cost::heavy;
+  int spins;
+  template <class C>
+  __host__ __device__ C operator()(C x) const {
+    C acc = C(0);
+    for (int i = 0; i < spins; ++i) acc = acc * C(0.5) + C(1e-30);
+    return (x + C(1)) + C(0) * acc;  // acc is finite: + (+0)
+  }
+};
+struct add_one {
+  static constexpr cuact::cost cost = cuact::cost::light;
+  template <class C>
+  __host__ __device__ C operator()(C x) const {
+    return x + C(1);
+  }
+};
+}  // namespace
+
+// Small grids launch as programmatic dependent launches on sm_90 (docs/tuning.md): each must still
+// see every write of the kernel before it. A chain of calls, each reading what the previous one
+// wrote (out of place between two arrays, and in place), alternating a slow kernel and a fast one,
+// eagerly and replayed from a CUDA graph, at sizes below and above the overlapped grid (whatever
+// the device's wave), with misaligned arrays. The reference repeats the same float additions on the
+// host, so it is exact; inputs have negatives, NaN, +-inf, +-0 and denormals. The functors sit in
+// an unnamed namespace, as users often write them: the -Werror build checks that cuact's kernels
+// compile for them without a warning.
+TEST_CASE("overlapped launch: a chain of dependent calls sees every previous write",
+          "[gpu][policy]") {
+  constexpr int rounds = 24;  // a slow and a fast call each
+  for (const std::size_t n :
+       {std::size_t(1000), std::size_t(4099), std::size_t(65536), std::size_t(1) << 22}) {
+    for (const std::size_t offset : {std::size_t(0), std::size_t(1)}) {
+      for (const bool graph : {false, true}) {
+        for (const bool in_place : {false, true}) {
+          CAPTURE(n, offset, graph, in_place);
+          const std::vector<float> host = inputs<float>(n);
+          device_memory a((n + offset) * sizeof(float)), b((n + offset) * sizeof(float));
+          float* const pa = a.get<float>() + offset;
+          float* const pb = b.get<float>() + offset;
+          CUACT_CUDA_REQUIRE(
+              cudaMemcpy(pa, host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+          CUACT_CUDA_REQUIRE(cudaMemset(pb, 0xA5, n * sizeof(float)));  // poison
+          cudaStream_t stream = nullptr;
+          CUACT_CUDA_REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+          const slow_add_one slow{n <= 65536 ? 4000 : 40};
+          const auto chain = [&] {
+            for (int r = 0; r < rounds; ++r) {
+              if (in_place) {
+                CUACT_CUDA_REQUIRE(cuact::forward(slow, pa, pa, n, stream));
+                CUACT_CUDA_REQUIRE(cuact::forward(add_one{}, pa, pa, n, stream));
+              } else {
+                CUACT_CUDA_REQUIRE(cuact::forward(slow, pa, pb, n, stream));
+                CUACT_CUDA_REQUIRE(cuact::forward(add_one{}, pb, pa, n, stream));
+              }
+            }
+          };
+          if (graph) {
+            cudaGraph_t g = nullptr;
+            cudaGraphExec_t exec = nullptr;
+            CUACT_CUDA_REQUIRE(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+            chain();
+            CUACT_CUDA_REQUIRE(cudaStreamEndCapture(stream, &g));
+            CUACT_CUDA_REQUIRE(cudaGraphInstantiate(&exec, g, 0));
+            CUACT_CUDA_REQUIRE(cudaGraphLaunch(exec, stream));
+            CUACT_CUDA_REQUIRE(cudaStreamSynchronize(stream));
+            CUACT_CUDA_REQUIRE(cudaGraphExecDestroy(exec));
+            CUACT_CUDA_REQUIRE(cudaGraphDestroy(g));
+          } else {
+            chain();
+            CUACT_CUDA_REQUIRE(cudaStreamSynchronize(stream));
+          }
+          CUACT_CUDA_REQUIRE(cudaStreamDestroy(stream));
+          const std::vector<float> got = [&] {
+            std::vector<float> out(n);
+            CUACT_CUDA_REQUIRE(
+                cudaMemcpy(out.data(), pa, n * sizeof(float), cudaMemcpyDeviceToHost));
+            return out;
+          }();
+          std::size_t wrong = 0, first_wrong = n;
+          for (std::size_t i = 0; i < n; ++i) {
+            volatile float want = host[i];  // volatile: one float addition at a time, as the GPU
+            for (int step = 0; step < 2 * rounds; ++step) want = want + 1.0f;
+            const float w = want;
+            const bool same = std::isnan(w) ? std::isnan(got[i]) : got[i] == w;
+            if (!same && wrong++ == 0) first_wrong = i;
+          }
+          INFO("first wrong element " << first_wrong);
+          CHECK(wrong == 0);
+        }
+      }
+    }
   }
 }

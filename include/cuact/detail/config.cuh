@@ -32,6 +32,18 @@
 #define CUACT_KERNEL __global__ __attribute__((visibility("hidden")))
 #endif
 
+/// CUACT_KERNELS_BEGIN / _END enclose cuact's kernel templates. A kernel instantiated for a type
+/// of internal linkage (a functor in an unnamed namespace, as user code often defines them) has
+/// internal linkage itself; its symbol is then hidden already, and nvcc's warning 1407 (the
+/// visibility attribute needs external linkage) would only fail a user's -Werror build.
+#if defined(__NVCC__) && !defined(__CUDACC_RTC__)
+#define CUACT_KERNELS_BEGIN _Pragma("nv_diagnostic push") _Pragma("nv_diag_suppress 1407")
+#define CUACT_KERNELS_END _Pragma("nv_diagnostic pop")
+#else
+#define CUACT_KERNELS_BEGIN
+#define CUACT_KERNELS_END
+#endif
+
 /// CUACT_DEVICE_RULE_BEGIN / _END enclose the __host__ __device__ functions that call an
 /// activation's members: there nvcc's warning 20011 ("calling a __host__ function("F") from a
 /// __host__ __device__ function") is an error, because a member that is not __device__ compiles

@@ -87,8 +87,8 @@ inline constexpr double throttled_heavy_loads_in_flight = 2.75;
 /// gets work (and no bulk tiles).
 inline constexpr double little_work_waves = 4;
 /// The largest elementwise grid, in waves of resident threads, launched to overlap the previous
-/// kernel (policy.cuh: overlaps_previous_kernel): half a wave gained on the H200 at every size
-/// measured, a full wave and more lost (each block's wait).
+/// kernel (policy.cuh: overlaps_previous_kernel): such a grid's launch latency hides behind the
+/// previous kernel, while from a full wave on, every block's wait costs more than that latency.
 inline constexpr double overlapped_max_waves = 0.5;
 
 // ---- bulk tiles ------------------------------------------------------------------------------

@@ -150,6 +150,7 @@ __device__ __forceinline__ void issue_bulk_tile(const Params& params, const bulk
 }
 #endif
 
+CUACT_KERNELS_BEGIN
 /// The kernel: block b takes its tile (bulk_tile_of_block): thread 0 issues the copies before the
 /// block's barrier (the copy engine starts while the block gathers), every thread waits for them
 /// on the mbarrier, computes its vector and stores it; then, where TakesScalars, every thread
@@ -196,6 +197,7 @@ CUACT_KERNEL void bulk_tile_kernel(const Params params) {
   elementwise_thread(params, thread, num_threads);
 #endif
 }
+CUACT_KERNELS_END
 
 /// The instantiation of bulk_tile_kernel that runs params: without the scalar steps where params
 /// have no scalars (no head, no tail), else with them.

@@ -197,11 +197,14 @@ __device__ void bias_gradient_grid(const Params& params) {
   }
 }
 
+CUACT_KERNELS_BEGIN
 template <class Params>
 CUACT_KERNEL void bias_gradient_kernel(const Params params) {
   bias_gradient_grid(params);
 }
+CUACT_KERNELS_END
 
+CUACT_KERNELS_BEGIN
 /// Stage 1 compiled for bias_gradient_capped_blocks resident blocks: the same body in at most 64
 /// registers. Left to itself the compiler gives the bias + relu fp32 backward 80 (threshold 72):
 /// six resident blocks, too few loads in flight where the bytes in flight per SM must be high,
@@ -211,6 +214,7 @@ CUACT_KERNEL void __launch_bounds__(bias_gradient_block_threads, bias_gradient_c
     bias_gradient_capped_kernel(const Params params) {
   bias_gradient_grid(params);
 }
+CUACT_KERNELS_END
 
 /// Stage 1's arguments with the split of one row: vectors where x, dy, dx and bias share their
 /// offset from the vector boundary and cols keeps it from row to row, else scalars.
@@ -255,6 +259,7 @@ CUACT_HOST_DEVICE void column_sum_thread(const A* partial, cuda::std::size_t chu
   }
 }
 
+CUACT_KERNELS_BEGIN
 template <class A, class T>
 CUACT_KERNEL void column_sum_kernel(const A* partial, cuda::std::size_t chunks,
                                     cuda::std::size_t cols, T* out) {
@@ -262,6 +267,7 @@ CUACT_KERNEL void column_sum_kernel(const A* partial, cuda::std::size_t chunks,
                     static_cast<cuda::std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x,
                     static_cast<cuda::std::size_t>(gridDim.x) * blockDim.x);
 }
+CUACT_KERNELS_END
 
 }  // namespace detail
 }  // namespace cuact

@@ -599,6 +599,7 @@ __device__ void ops_must_be_callable_from_device_code(
   }
 }
 
+CUACT_KERNELS_BEGIN
 /// Where params.waits_for_previous (a small grid on sm_90 and later: dispatch.cuh,
 /// launch_modelled), the kernel was launched as a programmatic dependent launch and may start
 /// while the stream's previous kernel still runs: it waits for that kernel's grid and memory
@@ -620,6 +621,7 @@ CUACT_KERNEL void elementwise_kernel(const Params params) {
   const cuda::std::size_t num_threads = static_cast<cuda::std::size_t>(gridDim.x) * blockDim.x;
   elementwise_thread(params, thread, num_threads);
 }
+CUACT_KERNELS_END
 
 /// params with its op replaced by `op`: the same arrays, split and vectors per thread.
 template <class NewOp, class Op, int VecWidth, class Outputs, class Inputs>

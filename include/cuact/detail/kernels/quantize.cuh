@@ -84,12 +84,15 @@ __device__ __forceinline__ void quantize_block(const quantize_params<Params>& pa
   }
 }
 
+CUACT_KERNELS_BEGIN
 /// The kernel.
 template <class Params>
 CUACT_KERNEL void quantize_kernel(const quantize_params<Params> params) {
   quantize_block(params, global_memory_access{});
 }
+CUACT_KERNELS_END
 
+CUACT_KERNELS_BEGIN
 /// The kernel for a bf16_table_quantize_op, with bf16_table_window::bytes_of<float> of dynamic
 /// shared memory: the table's copy there as the tabulated bf16 forward makes it (table.cuh:
 /// tabulating_access). Launched in blocks of tabulated_quantize_threads_per_block, and compiled to
@@ -100,6 +103,7 @@ CUACT_KERNEL void __launch_bounds__(tabulated_quantize_threads_per_block,
     tabulated_quantize_kernel(const quantize_params<Params> params) {
   quantize_block(params, tabulating_access<float>{{}, params.elementwise.op.entries});
 }
+CUACT_KERNELS_END
 #endif
 
 }  // namespace detail

@@ -237,6 +237,7 @@ CUACT_HOST_DEVICE void staged_mask_byte(const sign_mask_params<T, Activation>& p
                static_cast<cuda::std::uint8_t>(bits));
 }
 
+CUACT_KERNELS_BEGIN
 /// The sign-mask forward: staged block steps (fp32, fp64, in blocks of staged_mask_threads; other
 /// blocks take none), then sign_mask_forward_thread from the first byte past them, any grid.
 template <class T, class Activation>
@@ -258,6 +259,7 @@ CUACT_KERNEL void sign_mask_forward_kernel(const sign_mask_params<T, Activation>
       params, first_byte + static_cast<cuda::std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x,
       static_cast<cuda::std::size_t>(gridDim.x) * blockDim.x);
 }
+CUACT_KERNELS_END
 
 /// The backward's operation on the elementwise engine: dy where the element's bit is set, else 0,
 /// for the mask of n elements of T (mask_layout<T>). Called per vector (takes_vector_index): one

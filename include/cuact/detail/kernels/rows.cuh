@@ -223,6 +223,7 @@ CUACT_HOST_DEVICE void rows_thread(const rows_params<Params, Broadcast, W>& p,
   }
 }
 
+CUACT_KERNELS_BEGIN
 /// The kernel: the x dimension over one row's columns, blockIdx.y the first row a block takes
 /// and gridDim.y the stride (so gridDim.y may be capped). Walking columns, 16-byte vectors are
 /// stored by vector_store_access.
@@ -237,6 +238,7 @@ CUACT_KERNEL void rows_kernel(const RowsParams params) {
     rows_thread(params, blockIdx.y, gridDim.y, thread, num_threads);
   }
 }
+CUACT_KERNELS_END
 
 /// Builds the launch arguments from row 0's arrays and the pitches. No validation.
 template <int VecWidth, unsigned Broadcast = 0,

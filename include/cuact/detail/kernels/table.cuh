@@ -324,6 +324,7 @@ struct bf16_table_fill {
   Entry* entries;
 };
 
+CUACT_KERNELS_BEGIN
 /// Writes the table: one thread per entry. The lookup kernel after it may start at once (its
 /// first loads need nothing from here) and waits for this grid before it reads the table.
 template <class Op, class Entry>
@@ -339,6 +340,7 @@ CUACT_KERNEL void fill_bf16_table_kernel(const bf16_table_fill<Op, Entry> fill) 
     fill.entries[s] = bf16_table_entry(fill.op, s);
   }
 }
+CUACT_KERNELS_END
 
 /// How tabulated_kernel (and tabulated_quantize_kernel) reads and writes: plain 16-byte loads and
 /// stores, as every other kernel; the table's copy into shared memory in ready(), which
@@ -391,6 +393,7 @@ struct tabulating_access : global_memory_access {
 inline constexpr unsigned tabulated_kernel_max_threads = 512;
 inline constexpr unsigned tabulated_kernel_min_blocks = 4;
 
+CUACT_KERNELS_BEGIN
 /// elementwise_kernel for a bf16_table_op, with bf16_table_window::bytes of dynamic shared
 /// memory for the table (tabulating_access).
 template <class Params>
@@ -402,6 +405,7 @@ CUACT_KERNEL void __launch_bounds__(tabulated_kernel_max_threads, tabulated_kern
   elementwise_thread(params, thread, num_threads,
                      tabulating_access<cuda::std::uint16_t>{{}, params.op.entries});
 }
+CUACT_KERNELS_END
 
 /// params with its op looked up through the table at `entries`: the same arrays and split.
 template <class Op, int VecWidth, class Outputs, class Inputs>
