@@ -267,7 +267,8 @@ TEST_CASE("select_policy: properties over the model devices", "[cpu][policy]") {
         cuact::algorithm::bulk_tiles);
 }
 
-TEST_CASE("overlapped launch: sm_90 code, grids of at most half a wave", "[cpu][policy]") {
+TEST_CASE("small grids: overlapped launch of sm_90 code up to half a wave, one-vector code",
+          "[cpu][policy]") {
   using cuact::detail::cost_hint;
   using cuact::detail::overlaps_previous_kernel;
   const cuact::detail::kernel_facts sm90{16, 32, 90}, sm80{16, 32, 80}, unqueried{16, 32, 0};
@@ -296,6 +297,18 @@ TEST_CASE("overlapped launch: sm_90 code, grids of at most half a wave", "[cpu][
       CHECK(overlaps_previous_kernel(device, half_sm90, q) ==
             (double(q.blocks) * q.threads_per_block <= 0.25 * wave));
     }
+    // the one-vector kernel runs little work of one vector per thread, nothing else
+    const cuact::problem little{std::size_t(1) << 18, 0, 16, 8, 2, 2};
+    const cuact::problem much{std::size_t(1) << 24, 0, 16, 8, 2, 2};
+    const cuact::policy on_little = cuact::select_policy(device, sm90, {cost_hint::light}, little);
+    const cuact::policy on_much = cuact::select_policy(device, sm90, {cost_hint::light}, much);
+    CHECK(on_little.vectors_per_thread == 1);
+    CHECK(cuact::detail::takes_one_vector_code(device, sm90, on_little, little.vectors));
+    CHECK(on_much.vectors_per_thread == 1);
+    CHECK_FALSE(cuact::detail::takes_one_vector_code(device, sm90, on_much, much.vectors));
+    cuact::policy two = on_little;
+    two.vectors_per_thread = 2;
+    CHECK_FALSE(cuact::detail::takes_one_vector_code(device, sm90, two, little.vectors));
     // a small call overlaps, a large one does not
     const cuact::problem small{256, 0, 16, 8, 2, 2}, large{std::size_t(1) << 26, 0, 16, 8, 2, 2};
     CHECK(overlaps_previous_kernel(device, sm90,

@@ -235,6 +235,13 @@ inline bool heavy_runs_one_vector(const device_facts& device, cost_hint hint,
           budget_is_roomy_for_float_math(device, bytes_per_element, arrays_per_element));
 }
 
+/// Whether params have a one-vector instantiation apart from their own (one_vector_op of their op:
+/// their kernel is compiled for several vectors per thread).
+template <class Params>
+inline constexpr bool has_one_vector_code_v =
+    Params::max_vectors_per_thread > 1 && std::is_class_v<decltype(Params::op)> &&
+    !std::is_final_v<decltype(Params::op)>;
+
 /// Returns launch(p) for the params run_elementwise launches elementwise_kernel with on `device`:
 /// `params`, or the same with its op as one_vector_op where that kernel holds more resident
 /// blocks per SM than params' own, compiled for several vectors per thread (registers), or where
@@ -243,8 +250,7 @@ template <class Params, class Launch>
 cudaError_t with_launched_params(const Params& params, int device, cost_hint hint,
                                  Launch&& launch) {
   using op_t = decltype(params.op);
-  if constexpr (Params::max_vectors_per_thread > 1 && std::is_class_v<op_t> &&
-                !std::is_final_v<op_t>) {
+  if constexpr (has_one_vector_code_v<Params>) {
     auto one_vector = with_op(params, one_vector_op<op_t>{params.op});
     kernel_facts own{}, one_vector_facts{};
     if (const cudaError_t status = get_kernel_facts(elementwise_kernel<Params>, device, own);
@@ -264,6 +270,19 @@ cudaError_t with_launched_params(const Params& params, int device, cost_hint hin
         device_info, hint, Params::bytes_per_element, Params::arrays_per_element,
         has_long_16bit_math_of<op_t>, has_short_float_math_of<op_t>);
     if (launches_one_vector(own, one_vector_facts, heavy_one_vector)) return launch(one_vector);
+  }
+  return launch(params);
+}
+
+/// Returns launch(p) for the params elementwise_kernel runs: with `one_vector_code`
+/// (launch_plan's, policy.cuh: takes_one_vector_code), params with their op as one_vector_op,
+/// whose kernel with_launched_params instantiates already; else params.
+template <class Params, class Launch>
+cudaError_t with_shape_code(const Params& params, [[maybe_unused]] bool one_vector_code,
+                            Launch&& launch) {
+  if constexpr (has_one_vector_code_v<Params>) {
+    using op_t = decltype(params.op);
+    if (one_vector_code) return launch(with_op(params, one_vector_op<op_t>{params.op}));
   }
   return launch(params);
 }
@@ -311,6 +330,8 @@ inline constexpr bool bulk_tiles_considered_v =
 struct launch_plan {
   launch_shape shape{};
   bool bulk_tiles = false;
+  /// elementwise_kernel runs the one-vector instantiation (with_shape_code)
+  bool one_vector_code = false;
 };
 
 /// Where takes_bulk_tiles holds for params with cost `hint`, which the model shaped as plan.shape
@@ -364,12 +385,25 @@ cudaError_t plan_launch(Params& params, int device, cost_hint hint, bool may_tak
   const cudaError_t status =
       may_take_bulk_tiles ? choose_bulk_tiles(params, device, hint, plan) : cudaSuccess;
   if (!plan.bulk_tiles) plan.shape.algorithm = algorithm::elementwise;  // what runs it
+  if constexpr (has_one_vector_code_v<Params>) {
+    if (status == cudaSuccess && !plan.bulk_tiles) {
+      device_facts device_info{};
+      kernel_facts facts{};
+      if (const cudaError_t s =
+              get_launch_facts(elementwise_kernel<Params>, device, device_info, facts);
+          s != cudaSuccess) {
+        return s;
+      }
+      plan.one_vector_code = takes_one_vector_code(device_info, facts, plan.shape, params.vectors);
+    }
+  }
   return status;
 }
 
 /// The kernel that runs params as `plan` says, for its facts (the bench reports them). A bulk-tile
-/// kernel of one_vector_op params is its op's (bulk_params_of), cast to this params' kernel type
-/// so both branches return one type: query its attributes, never launch it with these params.
+/// kernel of one_vector_op params is its op's (bulk_params_of), and where plan.one_vector_code
+/// the one-vector kernel runs (with_shape_code), each cast to this params' kernel type so that
+/// all branches return one type: query its attributes, never launch it with these params.
 template <class Params>
 auto planned_kernel(const Params& params, const launch_plan& plan) {
   if constexpr (bulk_tiles_considered_v<Params>) {
@@ -380,12 +414,19 @@ auto planned_kernel(const Params& params, const launch_plan& plan) {
           reinterpret_cast<void (*)()>(bulk_tile_kernel_for(bulk_params_of(params))));
     }
   }
+  if constexpr (has_one_vector_code_v<Params>) {
+    if (plan.one_vector_code) {  // with_shape_code's kernel, cast as above
+      using one_vector_t = decltype(with_op(params, one_vector_op<decltype(params.op)>{params.op}));
+      return reinterpret_cast<void (*)(Params)>(
+          reinterpret_cast<void (*)()>(elementwise_kernel<one_vector_t>));
+    }
+  }
   return elementwise_kernel<Params>;
 }
 
 /// Launches params' split as plan_launch plans it, after adjust(params, shape) (the flat bias pass
-/// rounds its grid to whole rows there; not under a scoped_policy, whose grid stands); an adjusted
-/// launch never runs as bulk tiles.
+/// rounds its grid to whole rows there; not under a scoped_policy, whose grid stands), in the
+/// instantiation with_shape_code picks for the shape; an adjusted launch never runs as bulk tiles.
 template <class Params, class Adjust = keep_shape>
 cudaError_t launch_modelled(Params params, int device, cost_hint hint, cudaStream_t stream,
                             const Adjust& adjust = {}) {
@@ -402,18 +443,22 @@ cudaError_t launch_modelled(Params params, int device, cost_hint hint, cudaStrea
     }
   }
   if (!policy_overridden()) adjust(params, plan.shape);
-  // a small grid running sm_90 code: a programmatic dependent launch (elementwise_kernel waits)
-  device_facts device_info{};
-  kernel_facts facts{};
-  if (const cudaError_t status =
-          get_launch_facts(elementwise_kernel<Params>, device, device_info, facts);
-      status != cudaSuccess) {
-    return status;
-  }
-  params.waits_for_previous = overlaps_previous_kernel(device_info, facts, plan.shape);
-  return launch_kernel_grid(elementwise_kernel<Params>, params, dim3(plan.shape.blocks),
-                            plan.shape.threads_per_block, stream, plan.shape.dynamic_shared_bytes,
-                            params.waits_for_previous);
+  // the adjusted shape keeps the plan's vectors per thread (the flat bias pass rounds blocks)
+  return with_shape_code(
+      params, plan.one_vector_code && plan.shape.vectors_per_thread == 1, [&](auto launched) {
+        // a small grid running sm_90 code: a programmatic dependent launch (elementwise_kernel waits)
+        const auto kernel = elementwise_kernel<decltype(launched)>;
+        device_facts device_info{};
+        kernel_facts facts{};
+        if (const cudaError_t status = get_launch_facts(kernel, device, device_info, facts);
+            status != cudaSuccess) {
+          return status;
+        }
+        launched.waits_for_previous = overlaps_previous_kernel(device_info, facts, plan.shape);
+        return launch_kernel_grid(kernel, launched, dim3(plan.shape.blocks),
+                                  plan.shape.threads_per_block, stream,
+                                  plan.shape.dynamic_shared_bytes, launched.waits_for_previous);
+      });
 }
 
 /// Launches params (validated) as run_elementwise does: the instantiation with_launched_params

@@ -210,6 +210,19 @@ inline bool overlaps_previous_kernel(const device_facts& device, const kernel_fa
          static_cast<double>(shape.blocks) * shape.threads_per_block <= overlapped_max_waves * wave;
 }
 
+/// Whether a launch shaped `shape` over `vectors` full vectors runs the kernel compiled for one
+/// vector per thread (dispatch.cuh: with_shape_code) rather than its own, compiled for several:
+/// one vector per thread over little work (is_little_work, in waves of `kernel`'s resident
+/// threads). Why: there each thread runs its body once, and the code for several vectors (their
+/// loads, bounds tests and registers) costs every thread; over more work the kernel compiled for
+/// several vectors ran light ops faster even at one vector per thread.
+inline bool takes_one_vector_code(const device_facts& device, const kernel_facts& kernel,
+                                  const launch_shape& shape, cuda::std::size_t vectors) {
+  const double wave =
+      static_cast<double>(kernel.resident_blocks_per_sm) * threads_per_block * device.sm_count;
+  return shape.vectors_per_thread == 1 && is_little_work(vectors, wave);
+}
+
 /// Resident blocks per SM (of threads_per_block threads) to which a one-pass, one-vector operation
 /// over three arrays is capped on `device`: where its kernel's resident blocks keep more than
 /// oversubscribed_loads_in_flight x target_bytes_in_flight_per_sm of loads in flight per SM, the
