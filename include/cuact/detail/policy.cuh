@@ -197,6 +197,12 @@ inline bool estimate_takes_heavy_launch(const device_facts& device,
   return budget_is_roomy_for_float_math(device, bytes_per_element, arrays_per_element);
 }
 
+/// Threads `kernel` keeps resident on all of `device`'s SMs at once (a wave), in blocks of
+/// threads_per_block: the unit of is_little_work and of overlapped_max_waves.
+inline double resident_threads_per_wave(const device_facts& device, const kernel_facts& kernel) {
+  return static_cast<double>(kernel.resident_blocks_per_sm) * threads_per_block * device.sm_count;
+}
+
 /// Whether an elementwise launch of `shape` runs as a programmatic dependent launch, overlapping
 /// the stream's previous kernel (kernels/elementwise.cuh: elementwise_kernel): where the kernel
 /// runs sm_90 code or later and its grid's threads are at most overlapped_max_waves of the
@@ -204,8 +210,7 @@ inline bool estimate_takes_heavy_launch(const device_facts& device,
 /// in each block's wait than the overlap gave.
 inline bool overlaps_previous_kernel(const device_facts& device, const kernel_facts& kernel,
                                      const launch_shape& shape) {
-  const double wave =
-      static_cast<double>(kernel.resident_blocks_per_sm) * threads_per_block * device.sm_count;
+  const double wave = resident_threads_per_wave(device, kernel);
   return kernel.binary_version >= 90 &&
          static_cast<double>(shape.blocks) * shape.threads_per_block <= overlapped_max_waves * wave;
 }
@@ -218,9 +223,8 @@ inline bool overlaps_previous_kernel(const device_facts& device, const kernel_fa
 /// several vectors ran light ops faster even at one vector per thread.
 inline bool takes_one_vector_code(const device_facts& device, const kernel_facts& kernel,
                                   const launch_shape& shape, cuda::std::size_t vectors) {
-  const double wave =
-      static_cast<double>(kernel.resident_blocks_per_sm) * threads_per_block * device.sm_count;
-  return shape.vectors_per_thread == 1 && is_little_work(vectors, wave);
+  return shape.vectors_per_thread == 1 &&
+         is_little_work(vectors, resident_threads_per_wave(device, kernel));
 }
 
 /// Resident blocks per SM (of threads_per_block threads) to which a one-pass, one-vector operation
@@ -311,7 +315,7 @@ inline policy select_policy(const detail::device_facts& device, const detail::ke
       !estimate_takes_heavy_launch(device, work.bytes_per_element, work.arrays_per_element);
   unsigned passes = heavy && (tight || estimated_passes) ? 2 : 1;
   if (compute_bound && tight && op.compute_bound_passes > passes) passes = op.compute_bound_passes;
-  const double wave = resident_threads * device.sm_count;
+  const double wave = resident_threads_per_wave(device, kernel);
   const bool little_work = is_little_work(work.vectors, wave);
   if (little_work) {  // spread it over every SM
     k = 1;
