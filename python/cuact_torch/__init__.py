@@ -1,6 +1,6 @@
 """cuact activations as PyTorch operators.
 
-    import cuact_torch                      # registers torch.ops.cuact.* (and their fakes)
+    import cuact_torch                      # torch.ops.cuact.*, loaded on first use
     y = torch.ops.cuact.selu(x)             # functional, autograd, torch.compile(fullgraph=True)
     torch.ops.cuact.relu_(x)                # in place; bumps x's version; keeps a gradient
     torch.ops.cuact.relu.out(x, out=y)
@@ -27,8 +27,13 @@
     cuact_torch.__version__                 # cuact's version (include/cuact/version.cuh)
 
 Loading: the extension built by `pip install --no-build-isolation ./python`, else (or with
-CUACT_TORCH_JIT=1) a JIT build through torch.utils.cpp_extension.load, cached by content hash.
+CUACT_TORCH_JIT=1) a JIT build through torch.utils.cpp_extension.load, cached by content hash. It is
+loaded, and its fakes registered, on the first use of torch.ops.cuact or of an attribute below that
+needs it (an op, FAMILIES, functional, ...), so that `import cuact_torch` stays a few milliseconds
+for a program that only defines its own activations.
 """
+import importlib
+
 import torch
 
 from . import _fakes, _load
@@ -40,34 +45,61 @@ try:
     from ._version import __version__  # written by setup.py into the built package
 except ImportError:  # a checkout: the headers beside it
     __version__ = _version()
-__all__ = ["FAMILIES", "FUSED", "GATES", "LOADED_FROM", "activation", "include_dir", "register_fakes", "ops",
-           "functional", "nn", "patch", "__version__"]
+_FIXED = ["FAMILIES", "FUSED", "GATES", "LOADED_FROM", "activation", "include_dir", "register_fakes",
+          "ops", "functional", "nn", "patch", "memory", "compile_mode", "decomposed_ops",
+          "__version__"]
+_SUBMODULES = {"functional": "functional", "nn": "nn", "memory": "_memory", "patch": "patch"}
+_OP_NAMES = []  # the op attributes, bound once the library is loaded
 
-LOADED_FROM = _load.load()  # "installed" or "jit"
-FAMILIES = register_fakes("cuact")  # e.g. ["relu", "selu"]; the fused ops' fakes too
-FUSED = _fakes.discover_fused("cuact")  # e.g. ["relu", "sigmoid", "silu", "gelu", "gelu_tanh"]
-GATES = _fakes.discover_gates("cuact")  # gate families, e.g. ["gated_swiglu_clamped"]
-ops = torch.ops.cuact
 
-_names = [n + s for n in FAMILIES for s in ("", "_", "_backward", "_backward_from_output")]
-_names += [op.format(n) + s for n in FUSED
-           for op in ("gated_{}", "gated_{}_packed", "bias_{}", "cast_{}", "quantize_{}")
-           for s in ("", "_backward")]
-_names += [n + s for n in GATES for s in ("", "_packed", "_backward", "_packed_backward")]
-_packet = None
-for _name in _names:
-    if hasattr(ops, _name):
-        # an op of one overload is bound as that overload: calling a packet first picks an
-        # overload by the arguments; NAME keeps its packet (NAME.out beside NAME.default)
-        _packet = getattr(ops, _name)
-        globals()[_name] = _packet.default if _packet.overloads() == ["default"] else _packet
-        __all__.append(_name)
-del _name, _names, _packet
-from . import _memory as memory  # noqa: E402  (relu(x, save_mask=True), gated(..., inplace_backward=True))
-from ._compile import compile_mode, decomposed_ops  # noqa: E402,F401  (torch.compile: fuse or kernel)
+def _bind_ops():
+    """FAMILIES, FUSED, GATES and the op attributes, once the library is loaded (_load.after_load)."""
+    names = register_fakes("cuact")  # e.g. ["relu", "selu"]; the fused ops' fakes too
+    fused = _fakes.discover_fused("cuact")  # e.g. ["relu", "sigmoid", "silu", "gelu", "gelu_tanh"]
+    gates = _fakes.discover_gates("cuact")  # gate families, e.g. ["gated_swiglu_clamped"]
+    candidates = [n + s for n in names for s in ("", "_", "_backward", "_backward_from_output")]
+    candidates += [op.format(n) + s for n in fused
+                   for op in ("gated_{}", "gated_{}_packed", "bias_{}", "cast_{}", "quantize_{}")
+                   for s in ("", "_backward")]
+    candidates += [n + s for n in gates for s in ("", "_packed", "_backward", "_packed_backward")]
+    bound = {}
+    for name in candidates:
+        packet = getattr(torch.ops.cuact, name, None)
+        if packet is not None:
+            # an op of one overload is bound as that overload: calling a packet first picks an
+            # overload by the arguments; NAME keeps its packet (NAME.out beside NAME.default)
+            bound[name] = packet.default if packet.overloads() == ["default"] else packet
+    globals().update(bound, FAMILIES=names, FUSED=fused, GATES=gates)
+    _OP_NAMES[:] = list(bound)
 
-from . import functional, nn  # noqa: E402  (they look up the ops registered above)
-from .patch import patch  # noqa: E402
+
+_load.after_load(_bind_ops)
+_load.install_namespace("cuact")
+ops = torch.ops.cuact  # loads the library on its first lookup
+from ._compile import compile_mode, decomposed_ops  # noqa: E402  (torch.compile: fuse or kernel)
 from . import dtensor  # noqa: E402
+
+
+def __getattr__(name):
+    """The attributes that need the library (loaded now) or a submodule that looks up its ops."""
+    if name in _SUBMODULES:
+        module = importlib.import_module("." + _SUBMODULES[name], __name__)
+        value = module.patch if name == "patch" else module
+        globals()[name] = value  # over the submodule the import bound (cuact_torch.patch: the function)
+        return value
+    if name == "LOADED_FROM":
+        return _load.ensure_loaded()
+    if name in ("FAMILIES", "FUSED", "GATES", "__all__") or not name.startswith("_"):
+        _load.ensure_loaded()
+        if name == "__all__":
+            return _FIXED + _OP_NAMES
+        if name in globals():
+            return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_FIXED) | set(_OP_NAMES))
+
 
 dtensor.hook()  # DTensor sharding rules, once torch.distributed.tensor is imported

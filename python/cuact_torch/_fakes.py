@@ -187,10 +187,33 @@ def _fake_quantize(qualname, cast):
     return fake
 
 
+_libraries = {}  # namespace -> the Library holding its fakes' Meta kernels (alive while registered)
+
+
+def _register_fake(qualname, fn, lib=None):
+    """torch.library.register_fake(qualname, fn, lib=lib) without its caller inspection: it reads the
+    caller's source line and searches the imported modules for its file on every call, most of
+    the cost of registering a library's fakes. The fake goes into the registry FakeTensorMode reads,
+    with the Meta kernel register_fake makes; where torch's internals differ, register_fake itself."""
+    try:
+        holder = torch._library.simple_registry.singleton.find(qualname).fake_impl
+        if lib is None:
+            namespace = qualname.split("::")[0]
+            if namespace not in _libraries:
+                _libraries[namespace] = torch.library.Library(namespace, "FRAGMENT")
+            lib = _libraries[namespace]
+        handle = holder.register(fn, __name__, lib=lib)
+        handles = getattr(lib, "_registration_handles", None)
+        if isinstance(handles, list):  # the library's destruction removes the fake, as register_fake's does
+            handles.append(handle)
+    except (AttributeError, TypeError):
+        torch.library.register_fake(qualname, fn, lib=lib)
+
+
 def _register(fakes):
     for op, fn in fakes:
         if op not in _registered:
-            torch.library.register_fake(op, fn)
+            _register_fake(op, fn)
             _registered.add(op)
 
 

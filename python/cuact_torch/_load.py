@@ -1,10 +1,24 @@
-"""Loads the operator library: the extension `pip install ./python` built, else a JIT build."""
+"""Loads the operator library: the extension `pip install ./python` built, else a JIT build.
+
+The library is loaded on the first use of torch.ops.cuact, not by `import cuact_torch`: loading it
+and registering the fakes of its ops costs tens of milliseconds, which a program that only defines
+its own activations (cuact_torch.activation) never needs. install_namespace() puts a torch.ops.cuact
+in place whose first attribute lookup loads it (ensure_loaded); every way to an op of the library
+goes through such a lookup (torch.ops.cuact.NAME, cuact_torch.NAME, the submodules).
+"""
 import hashlib
 import importlib
 import importlib.util
 import os
+import threading
+
+import torch
 
 from . import _paths
+
+_lock = threading.RLock()
+_state = {"loaded_from": None, "loading": False}
+_after_load = []  # callbacks run once the library is loaded, in order
 
 
 def _source_hash(files, flags):
@@ -46,3 +60,59 @@ def load():
         return "installed"
     jit_build(verbose=os.environ.get("CUACT_TORCH_VERBOSE") == "1")
     return "jit"
+
+
+def after_load(callback):
+    """callback() once the library is loaded (now, if it is)."""
+    with _lock:
+        _after_load.append(callback)
+        if _state["loaded_from"] is not None:
+            callback()
+
+
+def ensure_loaded():
+    """Loads the library and runs the after_load callbacks, once; returns "installed" or "jit".
+
+    Lookups on torch.ops.cuact made while it loads (the callbacks' own) see the ops already
+    registered and return None here. A failed load raises, and the next lookup tries again."""
+    if _state["loaded_from"] is not None:
+        return _state["loaded_from"]
+    with _lock:
+        if _state["loaded_from"] is not None or _state["loading"]:
+            return _state["loaded_from"]
+        _state["loading"] = True
+        try:
+            where = load()
+            for callback in _after_load:
+                callback()
+            _state["loaded_from"] = where
+        finally:
+            _state["loading"] = False
+    return where
+
+
+class _LoadingNamespace(torch._ops._OpNamespace):
+    """torch.ops.cuact, loading the library on its first lookup. Python calls __getattr__ only
+    for names not yet bound, so a bound op costs nothing more; dunder probes (copy, pickle,
+    inspect) load nothing."""
+
+    # the ops' __module__ derives from this (torch.ops.cuact.NAME's is "torch._ops.cuact"), and
+    # inductor's generated code finds an op by it
+    __module__ = torch._ops._OpNamespace.__module__
+
+    def __getattr__(self, op_name):
+        if not op_name.startswith("__"):
+            ensure_loaded()
+        return super().__getattr__(op_name)
+
+
+def install_namespace(namespace="cuact"):
+    """Puts the loading torch.ops.<namespace> in place; where one exists already (looked up before
+    this import), loads the library now."""
+    if namespace in vars(torch.ops):
+        ensure_loaded()
+        return
+    setattr(torch.ops, namespace, _LoadingNamespace(namespace))
+    listed = getattr(torch.ops, "_dir", None)
+    if isinstance(listed, list) and namespace not in listed:
+        listed.append(namespace)

@@ -551,9 +551,9 @@ def _register(family):
     lib.impl(name, forward, "CUDA")
     lib.impl(f"{name}_", forward_inplace, "CUDA")
     lib.impl(f"{name}.out", forward_out, "CUDA")
-    torch.library.register_fake(qual, lambda x, *p: _fakes._empty_output(x), lib=lib)
-    torch.library.register_fake(qual + "_", lambda x, *p: x, lib=lib)
-    torch.library.register_fake(qual + ".out", lambda x, *p, out: out, lib=lib)
+    _fakes._register_fake(qual, lambda x, *p: _fakes._empty_output(x), lib=lib)
+    _fakes._register_fake(qual + "_", lambda x, *p: x, lib=lib)
+    _fakes._register_fake(qual + ".out", lambda x, *p, out: out, lib=lib)
 
     def define_backward(suffix, kernel, saved):
         """NAME<suffix>(grad_output, <saved>): dx from dy and the saved x or y, with its fake."""
@@ -566,7 +566,7 @@ def _register(family):
             return dx
         lib.define(f"{name}{suffix}(Tensor grad_output, Tensor {saved}{schema}) -> Tensor")
         lib.impl(f"{name}{suffix}", backward_op, "CUDA")
-        torch.library.register_fake(qual + suffix, lambda dy, t, *p: _fakes._empty_output(t),
+        _fakes._register_fake(qual + suffix, lambda dy, t, *p: _fakes._empty_output(t),
                                     lib=lib)
 
     has_x = family.has_gradient
@@ -709,16 +709,16 @@ def _register_fused(family, lib, schema, params):
     lib.impl(f"cast_{name}", cast, "CUDA")
     lib.impl(f"quantize_{name}", quantize, "CUDA")
     lib.impl(f"quantize_{name}", quantize_autograd, "Autograd")
-    torch.library.register_fake(f"{ns}::gated_{name}", lambda a, b, *p: torch.empty_like(
+    _fakes._register_fake(f"{ns}::gated_{name}", lambda a, b, *p: torch.empty_like(
         a, memory_format=torch.contiguous_format), lib=lib)
-    torch.library.register_fake(
+    _fakes._register_fake(
         f"{ns}::gated_{name}_packed", lambda ab, *p, activate_first=True: ab.new_empty(
             (*ab.shape[:-1], ab.shape[-1] // 2)), lib=lib)
-    torch.library.register_fake(f"{ns}::bias_{name}", lambda x, b, *p: torch.empty_like(
+    _fakes._register_fake(f"{ns}::bias_{name}", lambda x, b, *p: torch.empty_like(
         x, memory_format=torch.contiguous_format), lib=lib)
-    torch.library.register_fake(f"{ns}::cast_{name}", lambda x, *p, dtype: _fakes._empty_output(
+    _fakes._register_fake(f"{ns}::cast_{name}", lambda x, *p, dtype: _fakes._empty_output(
         x, dtype), lib=lib)
-    torch.library.register_fake(quantize_qual, _fakes._fake_quantize(
+    _fakes._register_fake(quantize_qual, _fakes._fake_quantize(
         quantize_qual, f"{ns}::cast_{name}"), lib=lib)
     if not family.has_gradient:
         return
@@ -728,11 +728,11 @@ def _register_fused(family, lib, schema, params):
                "-> (Tensor, Tensor)")
     lib.impl(f"gated_{name}_backward", gated_backward, "CUDA")
     lib.impl(f"bias_{name}_backward", bias_backward, "CUDA")
-    torch.library.register_fake(
+    _fakes._register_fake(
         f"{ns}::gated_{name}_backward", lambda dy, a, b, *p: (
             torch.empty_like(a, memory_format=torch.contiguous_format),
             torch.empty_like(b, memory_format=torch.contiguous_format)), lib=lib)
-    torch.library.register_fake(
+    _fakes._register_fake(
         f"{ns}::bias_{name}_backward", lambda dy, x, b, *p: (
             torch.empty_like(x, memory_format=torch.contiguous_format), torch.empty_like(b)),
         lib=lib)

@@ -291,3 +291,14 @@ def patch(model_or_class, verbose=False):
     if verbose:
         print(report)
     return report
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable as patch(): an import of cuact_torch.patch binds the package's
+    attribute to the module, and `cuact_torch.patch(model)` must work after it all the same."""
+
+    def __call__(self, model_or_class, verbose=False):
+        return patch(model_or_class, verbose)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -93,3 +93,56 @@ op = torch.ops.cuact.silu.default
 print(json.dumps(dict(before=before, after=_compile._installed["done"], in_table=op in d.decompositions)))
 """)
     assert result == dict(before=False, after=True, in_table=True), result
+
+
+def test_library_loads_on_first_use():
+    # `import cuact_torch` loads no extension and registers no fake; the first lookup on
+    # torch.ops.cuact (or an attribute of cuact_torch that needs the library) does both, once
+    result = run("""
+import json, sys
+import torch
+import cuact_torch
+loaded_at_import = "cuact_torch._C" in sys.modules or cuact_torch._load._state["loaded_from"] is not None
+x = torch.tensor([-1.0, 0.5, float("nan")], device="cuda")
+y = torch.ops.cuact.relu(x)
+has_fake = torch._library.simple_registry.singleton.find("cuact::relu").fake_impl.kernel is not None
+print(json.dumps(dict(loaded_at_import=loaded_at_import, loaded_from=cuact_torch.LOADED_FROM,
+                      y=[str(v) for v in y.tolist()], has_fake=has_fake, relu=callable(cuact_torch.relu),
+                      families="relu" in cuact_torch.FAMILIES, all="relu" in cuact_torch.__all__)))
+""")
+    assert result["loaded_at_import"] is False, result
+    assert result["loaded_from"] in ("installed", "jit"), result
+    assert result["y"] == ["0.0", "0.5", "nan"], result
+    assert result["has_fake"] and result["relu"] and result["families"] and result["all"], result
+
+
+def test_attributes_that_need_the_library_load_it():
+    result = run("""
+import json
+import torch
+import cuact_torch
+families = cuact_torch.FAMILIES
+import cuact_torch.patch  # the submodule: cuact_torch.patch stays callable
+print(json.dumps(dict(families=len(families), loaded=cuact_torch._load._state["loaded_from"] is not None,
+                      patch_callable=callable(cuact_torch.patch), nn=hasattr(cuact_torch.nn, "SiLU"),
+                      memory=hasattr(cuact_torch.memory, "relu"))))
+""")
+    assert result["families"] > 0 and result["loaded"], result
+    assert result["patch_callable"] and result["nn"] and result["memory"], result
+
+
+def test_own_activation_needs_no_library():
+    # a program that only defines its own activation never loads the built-in extension
+    result = run("""
+import json, sys
+import torch
+import cuact_torch
+swish = cuact_torch.activation("import_swish", "x / (C(1) + exp(-x))", namespace="cuact_import_test")
+x = torch.tensor([-2.0, 0.0, 3.0], device="cuda")
+got = swish(x)
+want = x * torch.sigmoid(x)
+print(json.dumps(dict(error=float((got - want).abs().max()), loaded="cuact_torch._C" in sys.modules
+                      or cuact_torch._load._state["loaded_from"] is not None)))
+""")
+    assert result["error"] < 1e-6, result
+    assert result["loaded"] is False, result
