@@ -3,7 +3,7 @@
 A custom op is opaque to inductor: its neighbours cannot fuse with it, so `silu(t * 1.5 + 0.5)`
 with cuact's silu runs three kernels where inductor alone runs one. Here each unary family op and
 each fused op gets a decomposition in inductor's table: under torch.compile it becomes the
-pointwise expression it is, in inductor's formula. Where the cuact kernel wins (the gated and
+pointwise expression it is, in inductor's formula. Where the cuact kernel is needed or wins (the
 bias backwards, fp8 quantize with its amax, the in-place and out= ops) the op stays opaque.
 
     cuact_torch.compile_mode()                        # "auto": the per-op defaults (DEFAULT_KERNEL)
@@ -33,11 +33,13 @@ from .reference import REFERENCE
 
 MODES = ("auto", "fuse", "kernel")
 
-# Ops kept opaque in "auto" mode: one cuact pass beats inductor's kernels for them (the gated
-# backwards write da and db in one pass; the bias backward's column sums are deterministic).
+# Ops kept opaque in "auto" mode: the bias backwards, whose column sums are deterministic where
+# inductor's reduction order is its own. The gated backwards decompose: in a compiled step inductor
+# writes one of da, db over a saved input the backward frees (a donated buffer) in the same single
+# pass cuact's kernel makes, which an opaque op's freshly allocated results cannot match.
 # quantize_NAME, NAME_ and NAME.out are never decomposed.
 DEFAULT_KERNEL_SUFFIXES = ("_backward",)
-DEFAULT_KERNEL_PREFIXES = ("gated_", "bias_")
+DEFAULT_KERNEL_PREFIXES = ("bias_",)
 
 _state = {"mode": "auto", "overrides": {}}
 _registered = {}  # op name -> (OpOverload, family key)

@@ -82,7 +82,8 @@ def test_modes_and_validation():
     for name in FUSED:
         assert table["gated_" + name] == "fuse"
         if "gated_%s_backward" % name in table:
-            assert table["gated_%s_backward" % name] == "kernel"
+            assert table["gated_%s_backward" % name] == "fuse"
+            assert table["bias_%s_backward" % name] == "kernel"
     assert not any(n.startswith("quantize_") for n in table)
 
 
@@ -288,27 +289,77 @@ def test_fused_ops_match_eager(name, dtype, mode):
             torch.testing.assert_close(d, d_ref, **TOL[dtype])
 
 
-def test_gated_backward_stays_the_kernel_by_default():
-    name = FUSED[0] if FUSED else pytest.skip("no fused ops")
-    a = x_of((256, 512)).requires_grad_()
-    b = x_of((256, 512), seed=1).requires_grad_()
-    op = getattr(ops, "gated_" + name)
-
-    def step(p, q):
-        return op(p, q)
-
+def _gated_fwd_bwd_code(op, a, b):
+    """Inductor's code for op(a, b) and its backward, compiled whole."""
     from torch._inductor.utils import run_and_get_code
     _no_caches()
 
     def fwd_bwd(p, q):
-        y = torch.compile(step)(p, q)
+        y = torch.compile(op)(p, q)
         y.backward(torch.ones_like(y))
         return y
 
     _, code = run_and_get_code(fwd_bwd, a, b)
-    code = "\n".join(code)
+    return "\n".join(code)
+
+
+def test_gated_backward_decomposes_by_default_and_kernel_keeps_it():
+    name = FUSED[0] if FUSED else pytest.skip("no fused ops")
+    a = x_of((256, 512)).requires_grad_()
+    b = x_of((256, 512), seed=1).requires_grad_()
+    op = getattr(ops, "gated_" + name)
+    code = _gated_fwd_bwd_code(op, a, b)
+    assert not calls_cuact(code, "gated_" + name)
+    assert not calls_cuact(code, "gated_%s_backward" % name)
+    cuact_torch.compile_mode("kernel", ops=["gated_%s_backward" % name])
+    try:
+        code = _gated_fwd_bwd_code(op, a, b)
+    finally:
+        cuact_torch.compile_mode(None, ops=["gated_%s_backward" % name])
     assert not calls_cuact(code, "gated_" + name)
     assert calls_cuact(code, "gated_%s_backward" % name)
+
+
+def _compiled_mlp_peak(gate):
+    """Peak memory above the start of a compiled gated MLP step's forward and backward, bf16."""
+    torch.manual_seed(0)
+    layers = [torch.nn.Linear(1024, 2816, bias=False), torch.nn.Linear(1024, 2816, bias=False),
+              torch.nn.Linear(2816, 1024, bias=False)]
+    g, u, d = (m.to("cuda", torch.bfloat16) for m in layers)
+    step = torch.compile(lambda t: d(gate(g(t), u(t))))
+    x = torch.randn(2048, 1024, device="cuda", dtype=torch.bfloat16)
+    for _ in range(2):
+        y = step(x)
+        y.backward(torch.ones_like(y))
+        for m in (g, u, d):
+            m.weight.grad = None
+    torch.cuda.synchronize()
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    y = step(x)
+    y.backward(torch.ones_like(y))
+    torch.cuda.synchronize()
+    return torch.cuda.max_memory_allocated() - base
+
+
+def test_compiled_gated_mlp_peak_memory_is_inductors():
+    # the default (decomposed backward) saves and frees what inductor does for torch's formula;
+    # "kernel" allocates da and db afresh while a and b are alive: most of a gradient's bytes more
+    if "silu" not in FUSED:
+        pytest.skip("no gated_silu")
+    _no_caches()
+    torch._dynamo.reset()
+    inductor = _compiled_mlp_peak(lambda p, q: torch.nn.functional.silu(p) * q)
+    torch._dynamo.reset()
+    cuact = _compiled_mlp_peak(ops.gated_silu)
+    cuact_torch.compile_mode("kernel", ops=["gated_silu_backward"])
+    try:
+        kernel = _compiled_mlp_peak(ops.gated_silu)
+    finally:
+        cuact_torch.compile_mode(None, ops=["gated_silu_backward"])
+    gradient_bytes = 2048 * 2816 * 2
+    assert cuact <= inductor, (cuact, inductor)
+    assert kernel >= inductor + gradient_bytes // 2, (kernel, inductor)
 
 
 def test_quantize_is_never_decomposed():

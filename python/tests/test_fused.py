@@ -410,7 +410,10 @@ def test_compile_matches_eager(name):
         for g, w in zip(got, want):
             # the cast's backward: inductor may skip rounding dy to bf16 as eager does, so each
             # gradient is within a bf16 rounding of eager's, relative to its largest element
-            gtol = {"rtol": 8e-3, "atol": 8e-3 * float(w.abs().max())} if fn is cast else {}
+            # the others' backwards decompose too (auto mode): inductor's float32 formula, within
+            # a few float32 roundings of cuact's kernel
+            gtol = ({"rtol": 8e-3, "atol": 8e-3 * float(w.abs().max())} if fn is cast
+                    else {"rtol": 1e-4, "atol": 1e-4})
             torch.testing.assert_close(g, w, **gtol)
     # quantize: its fp8 result and amax, compiled and eager
     scale = torch.tensor(8.0, device="cuda")
