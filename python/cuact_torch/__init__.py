@@ -39,15 +39,15 @@ import torch
 from . import _fakes, _load
 from ._fakes import register_fakes
 from ._paths import include_dir, version as _version
-from .custom import activation
+from .custom import CompileError, activation
 
 try:
     from ._version import __version__  # written by setup.py into the built package
 except ImportError:  # a checkout: the headers beside it
     __version__ = _version()
-_FIXED = ["FAMILIES", "FUSED", "GATES", "LOADED_FROM", "activation", "include_dir", "register_fakes",
-          "ops", "functional", "nn", "patch", "memory", "compile_mode", "decomposed_ops",
-          "__version__"]
+_FIXED = ["FAMILIES", "FUSED", "GATES", "LOADED_FROM", "CompileError", "activation", "include_dir",
+          "register_fakes", "ops", "functional", "nn", "patch", "memory", "compile_mode",
+          "decomposed_ops", "__version__"]
 _SUBMODULES = {"functional": "functional", "nn": "nn", "memory": "_memory", "patch": "patch"}
 _OP_NAMES = []  # the op attributes, bound once the library is loaded
 
