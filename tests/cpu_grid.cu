@@ -493,9 +493,12 @@ TEST_CASE("launch model: wide blocks for one-pass three-array ops that fill the 
         narrow);                                                             // tight
   CHECK(modelled_backward(h200, full_sm, cost_hint::heavy, 6).passes == 2);  // two passes: narrow
   CHECK(modelled_backward(h200, full_sm, cost_hint::heavy, 6).threads_per_block == narrow);
-  // not where 128-thread blocks leave thread slots empty, nor with little work, nor for forwards
+  // not where 128-thread blocks leave thread slots empty, nor with little work (the light
+  // little-work block there), nor for forwards
   CHECK(modelled_backward(h100, partial_sm, cost_hint::light, 12).threads_per_block == narrow);
-  CHECK(modelled_backward(h100, full_sm, cost_hint::light, 12, 1000).threads_per_block == narrow);
+  CHECK(modelled_backward(h100, full_sm, cost_hint::light, 12, 1000).threads_per_block ==
+        cuact::detail::little_work_light_threads_per_block);
+  CHECK(modelled_backward(h100, full_sm, cost_hint::heavy, 12, 1000).threads_per_block == narrow);
   CHECK(cuact::detail::model_launch_shape(h100, full_sm, cost_hint::light, backward_vectors, 0, 16,
                                           8, 2, 2)
             .threads_per_block == narrow);
@@ -997,6 +1000,12 @@ TEST_CASE("launch model: every shape it chooses covers the work", "[cpu][grid][l
                 REQUIRE(shape.vectors_per_thread == 1);
                 REQUIRE(shape.passes == 1);
                 REQUIRE(fills_sm);
+              } else if (shape.threads_per_block ==
+                         cuact::detail::little_work_light_threads_per_block) {
+                // larger blocks only for a declared-light op's little work: one vector, one pass
+                REQUIRE(hint == cost_hint::light);
+                REQUIRE(shape.vectors_per_thread == 1);
+                REQUIRE(shape.passes == 1);
               } else {
                 REQUIRE(shape.threads_per_block == cuact::detail::threads_per_block);
               }

@@ -229,6 +229,11 @@ TEMPLATE_TEST_CASE("relu mask forward: the launch model gives the staged kernel 
         CHECK(shape.threads_per_block == cuact::detail::staged_mask_threads);
         CHECK(shape.vectors_per_thread == 1);
         CHECK(shape.dynamic_shared_bytes == 0);
+        // the grid still covers every item (one per thread and pass), but where capped
+        if (shape.blocks < unsigned(INT_MAX)) {
+          CHECK(std::size_t(shape.blocks) * shape.threads_per_block * shape.passes >=
+                cuact::detail::sign_mask_items<T>(n));
+        }
       }
     }
   }

@@ -598,11 +598,19 @@ policy_request sign_mask_request(const device_facts& device, const kernel_facts&
           {sign_mask_items<T>(n), 0, sign_mask_params<T, Activation>::vector_load_bytes,
            2 * sizeof(T), 2, 1, 1}};
 }
+/// The staged forward (fp32, fp64) keeps blocks of staged_mask_threads where the model picks
+/// another block for little work: only those blocks take staged steps.
 template <class T, class Activation>
 launch_shape sign_mask_launch_shape(const device_facts& device, const kernel_facts& kernel,
                                     std::size_t n) {
   const policy_request r = sign_mask_request<T, Activation>(device, kernel, n);
-  return select_policy(r.device, r.kernel, r.op, r.work);
+  const launch_shape modelled = select_policy(r.device, r.kernel, r.op, r.work);
+  if (!mask_is_staged<T> || modelled.threads_per_block == staged_mask_threads) return modelled;
+  launch_shape staged = modelled;
+  staged.threads_per_block = staged_mask_threads;
+  staged.blocks =
+      grid_blocks(std::size_t(modelled.blocks) * modelled.threads_per_block, staged_mask_threads);
+  return staged;
 }
 
 /// sign_mask_launch_shape on `device`, with its facts and the kernel's (queried once: launch.cuh),

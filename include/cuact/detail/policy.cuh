@@ -360,7 +360,9 @@ inline policy select_policy(const detail::device_facts& device, const detail::ke
   const bool wide = one_pass_of_three && throttle_bytes == 0 && moderate_bytes == 0;
   const unsigned block = moderate_bytes != 0 ? moderated_threads_per_block
                          : wide              ? wide_threads_per_block
-                                             : threads_per_block;
+                         : little_work && op.hint == cost_hint::light
+                             ? little_work_light_threads_per_block
+                             : threads_per_block;
   const cuda::std::size_t cap_bytes = moderate_bytes != 0 ? moderate_bytes : throttle_bytes;
   return {grid_blocks(threads, block), block, k, passes, heavy, cap_bytes};
 }

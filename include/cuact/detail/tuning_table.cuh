@@ -86,6 +86,11 @@ inline constexpr double throttled_heavy_loads_in_flight = 2.75;
 /// Below this many waves of resident threads, one vector per thread in one pass, so every SM
 /// gets work (and no bulk tiles).
 inline constexpr double little_work_waves = 4;
+/// Threads per block of a declared-light op over little work: the same threads in half the
+/// blocks of threads_per_block, so a short grid spends less of its time starting and retiring
+/// blocks. Heavy and undeclared ops keep threads_per_block, which `cuact_bench --small` measured
+/// faster for them (their longer threads leave block turnover hidden).
+inline constexpr unsigned little_work_light_threads_per_block = 256;
 /// The largest elementwise grid, in waves of resident threads, launched to overlap the previous
 /// kernel (policy.cuh: overlaps_previous_kernel): such a grid's launch latency hides behind the
 /// previous kernel, while from a full wave on, every block's wait costs more than that latency.
